@@ -1,0 +1,52 @@
+"""How GPU metrics reach Prometheus: the one scrape path the platform relies on.
+
+The GPU Operator's dcgm-exporter publishes per-GPU series. We let the GPU Operator create exactly one
+ServiceMonitor for it and never add a second scrape job, because two paths double every series and
+`sum()` over them doubles the load KEDA sees (facts: charts-keda.md §2.6). `honorLabels` must be true:
+otherwise Prometheus renames the exporter's `pod`/`namespace` (the workload's) to `exported_pod`/
+`exported_namespace` and a query on `pod` finds only the exporter pod itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Per-GPU utilisation gauge, 0-100 (%). dcgm-exporter's default counter set includes it.
+GPU_UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+#: Labels dcgm-exporter sets on every GPU series (render_metrics.go; Kubernetes mapping adds pod/namespace/container).
+GPU_ID_LABEL = "UUID"
+
+#: Service and port that the GPU Operator creates for the exporter (assets/state-dcgm-exporter).
+EXPORTER_SERVICE = "nvidia-dcgm-exporter"
+EXPORTER_PORT = 9400
+EXPORTER_PORT_NAME = "gpu-metrics"
+EXPORTER_APP_LABEL = "nvidia-dcgm-exporter"
+
+#: How often Prometheus scrapes the exporter, and how often the exporter refreshes its readings.
+#: The exporter's own default refresh is 30 s, which adds up to 30 s to every scaling decision (DCGM #170).
+SCRAPE_INTERVAL = "15s"
+SCRAPE_TIMEOUT = "10s"
+EXPORTER_COLLECT_INTERVAL_MS = 10_000
+#: Window of the KEDA query's avg_over_time: four scrapes, so one missed scrape does not empty the result.
+QUERY_WINDOW = "1m"
+
+#: Target label with the node that runs the exporter (so dashboards can group per node).
+NODE_LABEL = "node"
+
+
+def service_monitor_values() -> dict[str, Any]:
+    """`dcgmExporter.serviceMonitor` for the GPU Operator chart: the single scrape path, labels intact."""
+    return {
+        "enabled": True,
+        "honorLabels": True,
+        "interval": SCRAPE_INTERVAL,
+        "scrapeTimeout": SCRAPE_TIMEOUT,
+        "additionalLabels": {},
+        "relabelings": [
+            {
+                "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+                "targetLabel": NODE_LABEL,
+                "action": "replace",
+            }
+        ],
+    }

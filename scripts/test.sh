@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The project's one test command: installs what the tests need on a fresh machine, then runs them.
+# Usage: bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Real Prometheus/promtool for the metrics-path tests (Debian's `prometheus` package).
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    # The package starts a system service we do not want: the tests start their own on loopback.
+    (systemctl stop prometheus prometheus-node-exporter 2>/dev/null || service prometheus stop 2>/dev/null || true) >/dev/null 2>&1
+  else
+    echo "warning: prometheus/promtool missing and cannot apt-get install; metrics-path tests will be skipped" >&2
+  fi
+fi
+
+VENV="${VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+"$VENV/bin/python" -m ruff check .
+exec "$VENV/bin/python" -m pytest -q "$@"

@@ -1,0 +1,55 @@
+"""Every pinned version the platform installs, and the compatibility matrices they are checked against.
+
+One place: bump a chart here (or override it per stack under `charts:`), and the config model refuses
+a combination that the upstream matrices do not support for the cluster's Kubernetes version.
+Sources: ../shared/facts/charts-keda.md §1.3, §2.1-2.2, §3.1; gcore-provider.md §0, §4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Kubernetes versions Gcore Managed Kubernetes offers for new clusters (create_versions, GPU cluster doc).
+GCORE_K8S_VERSIONS: tuple[str, ...] = ("v1.33.10", "v1.34.6", "v1.35.3", "v1.36.1")
+#: Newest version every pinned chart supports (KEDA 2.20 is tested up to 1.35).
+DEFAULT_K8S_VERSION = "v1.35.3"
+
+#: Gcore Terraform provider (v0 line; the v2 pre-releases share its name, so always pin) and the bridge.
+GCORE_PROVIDER_VERSION = "0.34.3"
+TERRAFORM_BRIDGE_VERSION = "1.4.0"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Helm chart as the platform installs it."""
+
+    name: str
+    repo: str
+    default_version: str
+
+
+GPU_OPERATOR = Chart("gpu-operator", "https://helm.ngc.nvidia.com/nvidia", "v26.7.0")
+KEDA = Chart("keda", "https://kedacore.github.io/charts", "2.20.2")
+KUBE_PROMETHEUS_STACK = Chart(
+    "kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "88.5.3"
+)
+
+#: GPU Operator release line (major.minor) -> supported Kubernetes minors (platform-support.rst, Ubuntu 22.04 row).
+#: Lines at End of Support (25.3.x and older, lifecycle policy) are deliberately absent.
+GPU_OPERATOR_K8S: dict[tuple[int, int], tuple[int, int]] = {
+    (25, 10): (30, 35),
+    (26, 3): (33, 36),
+    (26, 7): (33, 36),
+}
+
+#: KEDA minor -> Kubernetes minors it is tested on ("N-2", keda-docs operate/cluster.md).
+KEDA_K8S: dict[tuple[int, int], tuple[int, int]] = {
+    (2, 17): (30, 32),
+    (2, 18): (31, 33),
+    (2, 19): (32, 34),
+    (2, 20): (33, 35),
+}
+
+#: kube-prometheus-stack major -> minimum Kubernetes minor (Chart.yaml kubeVersion ">=1.25.0-0").
+#: Majors before 79 shipped the `prom-operator` Grafana default password and are not offered.
+KUBE_PROMETHEUS_STACK_MIN_K8S: dict[int, int] = {major: 25 for major in range(79, 89)}
