@@ -219,6 +219,24 @@ def derived_gpus(flavor: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+class SystemPoolConfig(_Model):
+    """A small VM pool for the platform's own pods (operators, KEDA, Prometheus, Grafana, CoreDNS).
+
+    The GPU pool is tainted, so without this pool those pods have nowhere to run; and a GPU node that
+    hosts Prometheus (local storage, non-DaemonSet pods) can never be scaled down by the autoscaler.
+    """
+
+    enabled: bool = True
+    name: GcoreName = "system"
+    flavor: str = "g1-standard-4-8"
+    min_nodes: int = Field(default=1, ge=1)
+    max_nodes: int = Field(default=3, ge=1, le=200)
+    #: Gcore requires a server-group policy and a boot volume for VM pools (and forbids both for bare metal).
+    servergroup_policy: Literal["anti-affinity", "soft-anti-affinity", "affinity"] = "soft-anti-affinity"
+    boot_volume_size: int = Field(default=50, ge=10)
+    boot_volume_type: Literal["standard", "ssd_hiiops", "cold", "ultra"] = "standard"
+
+
 class ChartsConfig(_Model):
     """Chart versions; defaults live in stackconfig/versions.py."""
 
@@ -281,6 +299,7 @@ class WorkloadConfig(_Model):
 class StackConfig(_Model):
     cluster: ClusterConfig
     gpu_pool: GpuPoolConfig = Field(default_factory=GpuPoolConfig)
+    system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
     charts: ChartsConfig = Field(default_factory=ChartsConfig)
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     workloads: list[WorkloadConfig] = Field(default_factory=list)
@@ -297,6 +316,7 @@ KNOWN_KEYS: dict[str, list[str]] = {
     "": StackConfig.keys(),
     "cluster": ClusterConfig.keys(),
     "gpuPool": GpuPoolConfig.keys(),
+    "systemPool": SystemPoolConfig.keys(),
     "charts": ChartsConfig.keys(),
     "monitoring": MonitoringConfig.keys(),
     "workloads[]": WorkloadConfig.keys(),
@@ -359,6 +379,21 @@ def _pool_problems(cfg: StackConfig) -> list[Problem]:
                            f"must be greater than gpuPool.minNodes ({p.min_nodes}), or the autoscaler never "
                            "adds a node (min == max disables it)",
                            f"set gpuPool.maxNodes to at least {p.min_nodes + 1}"))
+    s = cfg.system_pool
+    if s.enabled:
+        if s.name == p.name:
+            out.append(Problem("systemPool.name", s.name, "is the GPU pool's name too; Gcore matches pools by name",
+                               "give the system pool another name"))
+        if not re.match(r"^[ga]\d", s.flavor):
+            out.append(Problem("systemPool.flavor", s.flavor, "is not a VM flavor (g…/a…)",
+                               "use a VM flavor such as 'g1-standard-4-8'"))
+        if s.max_nodes < s.min_nodes:
+            out.append(Problem("systemPool.maxNodes", s.max_nodes, f"is below systemPool.minNodes ({s.min_nodes})",
+                               f"set systemPool.maxNodes to at least {s.min_nodes}"))
+    elif any(spec.endswith((":NoSchedule", ":NoExecute")) for spec in p.taints.values()):
+        out.append(Problem("systemPool.enabled", False,
+                           "leaves only the tainted GPU pool, so KEDA, Prometheus and the operators cannot schedule",
+                           "keep the system pool, or remove the GPU pool's NoSchedule/NoExecute taints"))
     if p.autohealing:
         out.append(Problem("gpuPool.autohealing", True,
                            "must stay off for GPU bare-metal pools (Gcore's GPU autoscaling guide, step 1.7): "

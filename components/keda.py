@@ -1,0 +1,53 @@
+"""Keda: the KEDA operator and metrics server that turn ScaledObjects into HPAs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kube import namespace
+from stackconfig import versions
+
+
+def keda_values() -> dict[str, Any]:
+    """Expose the operator's Prometheus metrics (scaler errors feed the alerts); the Monitoring
+    component scrapes them with its own ServiceMonitor, so this release needs no Prometheus CRDs
+    and installs in parallel with kube-prometheus-stack."""
+    return {
+        "prometheus": {
+            "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
+            "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
+        },
+    }
+
+
+@dataclass(frozen=True)
+class KedaArgs:
+    version: str
+    namespace: str = "keda"
+
+
+class Keda(pulumi.ComponentResource):
+    release: k8s.helm.v3.Release
+    namespace: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:addons:Keda", name, None, opts)
+        ns = namespace(f"{name}-ns", args.namespace, self)
+        self.namespace = ns.metadata.name
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name="keda",
+            chart=versions.KEDA.name,
+            version=args.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KEDA.repo),
+            namespace=self.namespace,
+            values=keda_values(),
+            timeout=600,
+            cleanup_on_fail=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"namespace": self.namespace, "release": self.release.name})

@@ -1,0 +1,162 @@
+"""Monitoring: kube-prometheus-stack, where KEDA reads GPU utilisation, plus our rules and dashboards.
+
+Values follow charts-keda.md §1 and §6: the selector switches live under `prometheus.prometheusSpec`
+(the guide's top-level keys are silently ignored and nothing is ever scraped); no extra scrape job
+(the GPU Operator's ServiceMonitor is the only DCGM path); Grafana's admin password is generated
+here and handed to the chart as an existing Secret; every Service stays ClusterIP, no Ingress.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from components.kube import PLATFORM_LABELS, namespace
+from stackconfig import versions
+
+#: Short, stable object names: services become `kps-prometheus`, `kps-grafana`, ...
+FULLNAME = "kps"
+PROMETHEUS_PORT = 9090
+GRAFANA_ADMIN_SECRET = "grafana-admin"
+GRAFANA_USER_KEY = "admin-user"
+GRAFANA_PASSWORD_KEY = "admin-password"
+DASHBOARD_LABEL = ("grafana_dashboard", "1")
+
+
+def prometheus_url(namespace_name: str) -> str:
+    """In-cluster URL of the Service the chart creates for Prometheus (`<fullname>-prometheus`)."""
+    return f"http://{FULLNAME}-prometheus.{namespace_name}.svc.cluster.local:{PROMETHEUS_PORT}"
+
+
+def monitoring_values(
+    retention: str, namespace_name: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "fullnameOverride": FULLNAME,
+        "prometheus": {
+            "service": {"type": "ClusterIP", "port": PROMETHEUS_PORT},
+            "ingress": {"enabled": False},
+            "prometheusSpec": {
+                # Select ServiceMonitors/PodMonitors/rules from every release, not only this one's.
+                "serviceMonitorSelectorNilUsesHelmValues": False,
+                "podMonitorSelectorNilUsesHelmValues": False,
+                "ruleSelectorNilUsesHelmValues": False,
+                "retention": retention,
+            },
+        },
+        "alertmanager": {"service": {"type": "ClusterIP"}, "ingress": {"enabled": False}},
+        "grafana": {
+            "admin": {
+                "existingSecret": GRAFANA_ADMIN_SECRET,
+                "userKey": GRAFANA_USER_KEY,
+                "passwordKey": GRAFANA_PASSWORD_KEY,
+            },
+            "ingress": {"enabled": False},
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": DASHBOARD_LABEL[0],
+                    "labelValue": DASHBOARD_LABEL[1],
+                    "searchNamespace": namespace_name,
+                }
+            },
+        },
+    }
+    return _deep_merge(values, extra or {})
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) \
+            else value
+    return out
+
+
+@dataclass(frozen=True)
+class MonitoringArgs:
+    version: str
+    retention: str = "15d"
+    namespace: str = "monitoring"
+    #: PrometheusRule `spec.groups` (alerts and recording rules).
+    rule_groups: Sequence[Mapping[str, Any]] = field(default_factory=list)
+    #: Grafana dashboards: file name -> dashboard JSON.
+    dashboards: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: Extra ServiceMonitors: name -> spec (e.g. KEDA's operator metrics).
+    service_monitors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: Extra chart values merged over ours (e.g. kube-state-metrics label allow-lists for alerts).
+    extra_values: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Monitoring(pulumi.ComponentResource):
+    release: k8s.helm.v3.Release
+    namespace: pulumi.Output[str]
+    prometheus_url: pulumi.Output[str]
+    grafana_password: pulumi.Output[str]
+
+    def __init__(self, name: str, args: MonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:addons:Monitoring", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ns = namespace(f"{name}-ns", args.namespace, self)
+        self.namespace = ns.metadata.name
+        password = random.RandomPassword(f"{name}-grafana-password", length=32, special=False, opts=child)
+        self.grafana_password = pulumi.Output.secret(password.result)
+        admin = k8s.core.v1.Secret(
+            f"{name}-grafana-admin",
+            metadata={"name": GRAFANA_ADMIN_SECRET, "namespace": self.namespace, "labels": PLATFORM_LABELS},
+            string_data={GRAFANA_USER_KEY: "admin", GRAFANA_PASSWORD_KEY: password.result},
+            opts=child,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name="kube-prometheus-stack",
+            chart=versions.KUBE_PROMETHEUS_STACK.name,
+            version=args.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK.repo),
+            namespace=self.namespace,
+            values=monitoring_values(args.retention, args.namespace, args.extra_values),
+            timeout=900,
+            cleanup_on_fail=True,
+            # Grafana reads its admin Secret at start: create it first, delete it last.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[admin]),
+        )
+        self.prometheus_url = self.namespace.apply(prometheus_url)
+        # Custom resources below need the chart's CRDs: they wait for the release.
+        after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        if args.rule_groups:
+            k8s.apiextensions.CustomResource(
+                f"{name}-gpu-rules",
+                api_version="monitoring.coreos.com/v1",
+                kind="PrometheusRule",
+                metadata={"name": "gpu-platform", "namespace": self.namespace, "labels": PLATFORM_LABELS},
+                spec={"groups": [dict(g) for g in args.rule_groups]},
+                opts=after_release,
+            )
+        for sm_name, spec in args.service_monitors.items():
+            k8s.apiextensions.CustomResource(
+                f"{name}-{sm_name}-monitor",
+                api_version="monitoring.coreos.com/v1",
+                kind="ServiceMonitor",
+                metadata={"name": sm_name, "namespace": self.namespace, "labels": PLATFORM_LABELS},
+                spec=dict(spec),
+                opts=after_release,
+            )
+        for file_name, dashboard in args.dashboards.items():
+            stem = file_name.removesuffix(".json")
+            k8s.core.v1.ConfigMap(
+                f"{name}-dashboard-{stem}",
+                metadata={
+                    "name": f"dashboard-{stem}",
+                    "namespace": self.namespace,
+                    "labels": {**PLATFORM_LABELS, DASHBOARD_LABEL[0]: DASHBOARD_LABEL[1]},
+                },
+                data={file_name: json.dumps(dashboard, indent=2, sort_keys=True)},
+                opts=child,
+            )
+        self.register_outputs({"namespace": self.namespace, "prometheusUrl": self.prometheus_url})

@@ -1,0 +1,242 @@
+"""Run `__main__.py` for a stack under Pulumi's mocks and record every registration the engine would get.
+
+The recording monitor keeps the raw RegisterResourceRequest of each resource (parent, provider,
+dependencies, property dependencies, options and inputs with secrets marked), because the mocks' own
+`MockResourceArgs` omit most of it (pulumi/pulumi#14421; facts: pulumi-practice.md §1.2-1.4).
+Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to the program.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTDOUBLES = ROOT / "testdoubles"
+#: Pulumi's marker for a secret value on the wire (sdk/go/common/resource/sig).
+SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+MOCK_KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {server: 'https://127.0.0.1:6443'}\n"
+    "users:\n- name: mock\n  user: {token: mock-token}\ncontexts:\n- name: mock\n  context: {cluster: mock, user: mock}\n"
+    "current-context: mock\n"
+)
+
+
+def ensure_gcore_sdk() -> None:
+    """Use the generated `pulumi_gcore` if installed, else the test double that mirrors it."""
+    try:
+        import pulumi_gcore  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(TESTDOUBLES))
+
+
+@dataclass(frozen=True)
+class Secret:
+    """An input value the engine would receive marked secret."""
+
+    value: Any
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get(SECRET_SIG_KEY) == SECRET_SIG:
+            return Secret(_plain(value.get("value")))
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+@dataclass(frozen=True)
+class RecordedResource:
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    parent: str
+    provider: str
+    dependencies: tuple[str, ...]
+    property_dependencies: Mapping[str, tuple[str, ...]]
+    inputs: Mapping[str, Any]
+    options: Mapping[str, Any]
+
+    @property
+    def provider_name(self) -> str:
+        """Name of the explicit provider resource (`<provider urn>::<id>`), '' for the default one."""
+        return self.provider.split("::")[-2] if self.provider else ""
+
+    def depends_on(self, other: RecordedResource) -> bool:
+        return other.urn in self.dependencies
+
+
+@dataclass(frozen=True)
+class RecordedInvoke:
+    token: str
+    args: Mapping[str, Any]
+
+
+@dataclass
+class Recording:
+    stack: str
+    resources: list[RecordedResource] = field(default_factory=list)
+    invokes: list[RecordedInvoke] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: set[str] = field(default_factory=set)
+
+    def get(self, name: str, type_: str | None = None) -> RecordedResource:
+        hits = [r for r in self.resources if r.name == name and type_ in (None, r.type)]
+        if len(hits) != 1:
+            raise KeyError(f"{name} ({type_ or 'any type'}): {len(hits)} registrations")
+        return hits[0]
+
+    def by_urn(self, urn: str) -> RecordedResource:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def ancestors(self, res: RecordedResource) -> list[RecordedResource]:
+        out, urns = [], {r.urn: r for r in self.resources}
+        while res.parent in urns:
+            res = urns[res.parent]
+            out.append(res)
+        return out
+
+
+def _struct(message: Any) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(message, preserving_proto_field_name=True) if message is not None else {}
+
+
+def _mocks_and_monitor(recording: Recording) -> Any:
+    import pulumi
+    from pulumi.runtime.mocks import MockMonitor
+
+    class GraphMocks(pulumi.runtime.Mocks):
+        """Echo inputs and fill in what a real provider would compute."""
+
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+            state = dict(args.inputs)
+            if args.typ == "gcore:index/k8sv2:K8sv2":
+                return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
+            if args.typ == "kubernetes:helm.sh/v3:Release":
+                status = {"name": state.get("name", args.name), "namespace": state.get("namespace"), "status": "deployed"}
+                return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
+            if args.typ == "random:index/randomPassword:RandomPassword":
+                return args.name, {**state, "result": "mock-password-0123456789abcdef0123"}
+            return f"{args.name}-id", state
+
+        def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+            recording.invokes.append(RecordedInvoke(args.token, _plain(dict(args.args))))
+            if args.token == "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig":
+                return {**args.args, "id": args.args.get("clusterName"), "kubeconfig": MOCK_KUBECONFIG,
+                        "host": "https://127.0.0.1:6443"}
+            return {}
+
+    class RecordingMonitor(MockMonitor):
+        def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+            response = super().RegisterResource(request)
+            if request.type != "pulumi:pulumi:Stack":
+                ct = request.customTimeouts
+                recording.resources.append(
+                    RecordedResource(
+                        type=request.type,
+                        name=request.name,
+                        urn=response.urn,
+                        custom=request.custom,
+                        parent=request.parent,
+                        provider=request.provider,
+                        dependencies=tuple(request.dependencies),
+                        property_dependencies={
+                            k: tuple(v.urns) for k, v in request.propertyDependencies.items()
+                        },
+                        inputs=_plain(_struct(request.object)),
+                        options={
+                            "protect": request.protect,
+                            "deleteBeforeReplace": request.deleteBeforeReplace,
+                            "ignoreChanges": list(request.ignoreChanges),
+                            "replaceOnChanges": list(request.replaceOnChanges),
+                            "retainOnDelete": request.retainOnDelete,
+                            "additionalSecretOutputs": list(request.additionalSecretOutputs),
+                            "customTimeouts": {"create": ct.create, "update": ct.update, "delete": ct.delete},
+                            "packageRef": request.packageRef,
+                            "providers": dict(request.providers),
+                        },
+                    )
+                )
+            return response
+
+    mocks = GraphMocks()
+    return mocks, RecordingMonitor(mocks)
+
+
+def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, str], list[str]]:
+    """Project name, config as the CLI passes it (`<ns>:<key>` -> string/JSON), and the secret keys."""
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
+    stack_file = project_dir / f"Pulumi.{stack}.yaml"
+    data = yaml.safe_load(stack_file.read_text()) or {}
+    config, secret_keys = {}, []
+    for key, value in (data.get("config") or {}).items():
+        full = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            config[full], secret = "offline-placeholder-secret", True
+            secret_keys.append(full)
+            continue
+        config[full] = value if isinstance(value, str) else json.dumps(value)
+    return project, config, secret_keys
+
+
+def record_stack(
+    stack: str,
+    overrides: Mapping[str, Any] | None = None,
+    project_dir: Path = ROOT,
+) -> Recording:
+    """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one)."""
+    import pulumi
+    from pulumi.runtime.settings import get_root_resource
+
+    ensure_gcore_sdk()
+    if str(project_dir) not in sys.path:
+        sys.path.insert(0, str(project_dir))
+    project, config, secret_keys = load_config(stack, project_dir)
+    for key, value in (overrides or {}).items():
+        full = key if ":" in key else f"{project}:{key}"
+        if value is None:
+            config.pop(full, None)
+        else:
+            config[full] = value if isinstance(value, str) else json.dumps(value)
+
+    recording = Recording(stack)
+    mocks, monitor = _mocks_and_monitor(recording)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(config, secret_keys)
+    root = get_root_resource()
+    root.outputs.clear()  # the Stack resource is reused across runs in one process
+
+    @pulumi.runtime.test
+    async def run() -> None:
+        runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
+
+    run()
+
+    @pulumi.runtime.test
+    async def collect() -> None:
+        for name, value in root.outputs.items():
+            out = pulumi.Output.from_input(value)
+            recording.outputs[name] = _plain(await out.future())
+            if await out.is_secret():
+                recording.secret_outputs.add(name)
+
+    collect()
+    return recording
