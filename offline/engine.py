@@ -25,7 +25,8 @@ SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 MOCK_KUBECONFIG = (
     "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {server: 'https://127.0.0.1:6443'}\n"
-    "users:\n- name: mock\n  user: {token: mock-token}\ncontexts:\n- name: mock\n  context: {cluster: mock, user: mock}\n"
+    "users:\n- name: mock\n  user: {token: mock-token}\n"
+    "contexts:\n- name: mock\n  context: {cluster: mock, user: mock}\n"
     "current-context: mock\n"
 )
 
@@ -131,7 +132,8 @@ def _mocks_and_monitor(recording: Recording) -> Any:
             if args.typ == "gcore:index/k8sv2:K8sv2":
                 return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
             if args.typ == "kubernetes:helm.sh/v3:Release":
-                status = {"name": state.get("name", args.name), "namespace": state.get("namespace"), "status": "deployed"}
+                status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
+                          "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
             if args.typ == "random:index/randomPassword:RandomPassword":
                 return args.name, {**state, "result": "mock-password-0123456789abcdef0123"}
@@ -190,7 +192,7 @@ def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, st
     for key, value in (data.get("config") or {}).items():
         full = key if ":" in key else f"{project}:{key}"
         if isinstance(value, dict) and set(value) == {"secure"}:
-            config[full], secret = "offline-placeholder-secret", True
+            config[full] = "offline-placeholder-secret"
             secret_keys.append(full)
             continue
         config[full] = value if isinstance(value, str) else json.dumps(value)
