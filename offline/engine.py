@@ -93,6 +93,8 @@ class Recording:
     invokes: list[RecordedInvoke] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: set[str] = field(default_factory=set)
+    #: URNs of components that called `register_outputs` (Pulumi shows a component as "creating" until then).
+    registered_outputs: set[str] = field(default_factory=set)
 
     def get(self, name: str, type_: str | None = None) -> RecordedResource:
         hits = [r for r in self.resources if r.name == name and type_ in (None, r.type)]
@@ -179,6 +181,10 @@ def _mocks_and_monitor(recording: Recording) -> Any:
                 )
             return response
 
+        def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+            recording.registered_outputs.add(request.urn)
+            return super().RegisterResourceOutputs(request)
+
     mocks = GraphMocks()
     return mocks, RecordingMonitor(mocks)
 
@@ -203,8 +209,12 @@ def record_stack(
     stack: str,
     overrides: Mapping[str, Any] | None = None,
     project_dir: Path = ROOT,
+    into: Recording | None = None,
 ) -> Recording:
-    """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one)."""
+    """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one).
+
+    `into` receives the registrations even when the program raises (to prove nothing was half-created).
+    """
     import pulumi
     from pulumi.runtime.settings import get_root_resource
 
@@ -219,7 +229,7 @@ def record_stack(
         else:
             config[full] = value if isinstance(value, str) else json.dumps(value)
 
-    recording = Recording(stack)
+    recording = into if into is not None else Recording(stack)
     mocks, monitor = _mocks_and_monitor(recording)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys)

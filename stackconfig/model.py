@@ -414,7 +414,7 @@ def _chart_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(key, value, "is not an exact chart version", f"pin it like '{prefix}1.2.3'"))
         elif line not in matrix:
             known = ", ".join(f"{prefix}{a}.{b}.x" for a, b in matrix)
-            out.append(Problem(key, value, "is not a release line with a known compatibility matrix",
+            out.append(Problem(key, value, "is a release line with no known compatibility matrix",
                                f"use one of {known}, or add its matrix to stackconfig/versions.py"))
         elif minor is not None and not matrix[line][0] <= minor <= matrix[line][1]:
             out.append(Problem(key, value,

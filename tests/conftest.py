@@ -1,0 +1,50 @@
+"""Shared fixtures: the real program evaluated per stack under Pulumi mocks (offline/engine.py)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from offline.engine import Recording, ensure_gcore_sdk, record_stack  # noqa: E402
+
+ensure_gcore_sdk()
+
+STACKS = ("dev", "prod")
+
+
+@pytest.fixture(scope="session")
+def recordings() -> dict[str, Recording]:
+    """Each stack's graph, evaluated once per test session (recordings are read-only snapshots)."""
+    return {stack: record_stack(stack) for stack in STACKS}
+
+
+@pytest.fixture(params=STACKS)
+def rec(request: pytest.FixtureRequest, recordings: dict[str, Recording]) -> Recording:
+    return recordings[request.param]
+
+
+@pytest.fixture
+def record() -> Callable[..., Recording]:
+    """Evaluate a stack with some project keys replaced: `record("dev", gpuPool={...})`."""
+
+    def run(stack: str = "dev", into: Recording | None = None, **overrides: Any) -> Recording:
+        return record_stack(stack, overrides, into=into)
+
+    return run
+
+
+def reference(*parts: str) -> Path:
+    """A file under ../shared/reference, or skip: that folder is not part of every checkout."""
+    path = SHARED.joinpath("reference", *parts)
+    if not path.exists():
+        pytest.skip(f"reference data {path} is absent")
+    return path

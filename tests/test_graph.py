@@ -1,0 +1,221 @@
+"""The dev and prod stacks as the engine would receive them: parents, providers, edges, options, secrets."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import yaml
+
+from components import scaling
+from offline.engine import ROOT, RecordedResource, Recording, Secret
+
+COMPONENT_PREFIX = "gpu-platform:"
+RELEASES = ("gpu-operator-release", "keda-release", "monitoring-release")
+
+
+def components(rec: Recording) -> list[RecordedResource]:
+    return [r for r in rec.resources if r.type.startswith(COMPONENT_PREFIX)]
+
+
+def cluster_name(rec: Recording) -> str:
+    return yaml.safe_load((ROOT / f"Pulumi.{rec.stack}.yaml").read_text())["config"]["gpu-autoscaling:cluster"]["name"]
+
+
+def workloads(rec: Recording) -> list[str]:
+    return [r.name for r in rec.of_type("gpu-platform:workloads:GpuWorkload")]
+
+
+def test_names_are_unique(rec: Recording) -> None:
+    counts = Counter((r.type, r.name) for r in rec.resources)
+    assert [k for k, n in counts.items() if n > 1] == []
+
+
+def test_every_resource_lives_in_a_component_named_after_it(rec: Recording) -> None:
+    by_urn = {r.urn: r for r in rec.resources}
+    for res in rec.resources:
+        if res.type.startswith(COMPONENT_PREFIX):
+            # (under mocks the Stack resource is created once per process, so its URN names the first stack)
+            assert "::pulumi:pulumi:Stack::gpu-autoscaling-" in res.parent, res.name
+            continue
+        parent = by_urn.get(res.parent)
+        assert parent is not None and parent.type.startswith(COMPONENT_PREFIX), f"{res.name} has no component parent"
+        assert res.name.startswith(f"{parent.name}-"), f"{res.name} is not named after {parent.name}"
+
+
+def test_every_component_registers_its_outputs(rec: Recording) -> None:
+    assert {c.urn for c in components(rec)} <= rec.registered_outputs
+
+
+def test_component_types(rec: Recording) -> None:
+    types = {c.type for c in components(rec)}
+    assert types == {
+        "gpu-platform:cluster:GpuCluster",
+        "gpu-platform:addons:GpuOperator",
+        "gpu-platform:addons:Keda",
+        "gpu-platform:addons:Monitoring",
+        "gpu-platform:workloads:WorkloadNamespaces",
+        "gpu-platform:workloads:GpuWorkload",
+    }
+
+
+def test_every_kubernetes_resource_goes_through_the_cluster_provider(rec: Recording) -> None:
+    provider = f"{cluster_name(rec)}-provider"
+    k8s_resources = [r for r in rec.resources if r.type.startswith("kubernetes:")]
+    assert len(k8s_resources) >= 10
+    for res in k8s_resources:
+        assert res.provider_name == provider, f"{res.name} uses {res.provider or 'the default provider'}"
+
+
+def test_provider_reads_the_secret_kubeconfig_of_the_cluster(rec: Recording) -> None:
+    name = cluster_name(rec)
+    provider, cluster = rec.get(f"{name}-provider"), rec.get(f"{name}-cluster")
+    assert provider.type == "pulumi:providers:kubernetes"
+    assert isinstance(provider.inputs["kubeconfig"], Secret)
+    assert cluster.urn in provider.property_dependencies["kubeconfig"]
+    assert provider.depends_on(cluster)
+    invoke = next(i for i in rec.invokes if i.token == "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig")
+    assert invoke.args["clusterName"] == name
+
+
+def test_cluster_options_and_pools(rec: Recording) -> None:
+    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
+    assert cluster.options["protect"] is (rec.stack == "prod")
+    assert cluster.options["deleteBeforeReplace"] is True
+    assert cluster.options["customTimeouts"]["create"] == "90m"
+    assert cluster.options["packageRef"], "gcore resources must carry the parameterized package reference"
+    assert cluster.inputs["name"] == cluster_name(rec)
+    assert cluster.inputs["version"].startswith("v1.")
+    gpu_pool, system_pool = cluster.inputs["pools"]
+    assert gpu_pool["flavorId"].startswith("bm3-ai-")
+    assert gpu_pool["autoHealingEnabled"] is False
+    assert gpu_pool["maxNodeCount"] > gpu_pool["minNodeCount"] >= 1
+    assert gpu_pool["taints"] == {"nvidia.com/gpu": "present:NoSchedule"}
+    assert "servergroupPolicy" not in gpu_pool and "bootVolumeSize" not in gpu_pool
+    assert system_pool["servergroupPolicy"] and system_pool["bootVolumeSize"] >= 10
+    provision = int(cluster.inputs["autoscalerConfig"]["max-node-provision-time"].removesuffix("m"))
+    assert provision >= 25, "bare-metal GPU nodes take 20-25 min; the 15 min default gives up on them"
+
+
+def test_the_three_releases_are_independent(rec: Recording) -> None:
+    """No edge between GPU Operator, KEDA and kube-prometheus-stack: Pulumi installs them in parallel."""
+    releases = {name: rec.get(name, "kubernetes:helm.sh/v3:Release") for name in RELEASES}
+    for name, release in releases.items():
+        own = {r.urn for r in rec.resources if r.parent == release.parent}
+        for other_name, other in releases.items():
+            if other_name == name:
+                continue
+            foreign = {r.urn for r in rec.resources if r.parent == other.parent} | {other.parent}
+            assert not set(release.dependencies) & foreign, f"{name} waits for {other_name}"
+        assert set(release.dependencies) <= own, f"{name} depends on something outside its component"
+        assert release.inputs["version"], f"{name} must pin a chart version"
+
+
+def test_scaled_objects_depend_on_keda_and_what_their_query_reads(rec: Recording) -> None:
+    keda, monitoring, gpu = (rec.get(n) for n in RELEASES[1:] + RELEASES[:1])
+    assert workloads(rec)
+    for name in workloads(rec):
+        so = rec.get(f"{name}-scaledobject", "kubernetes:keda.sh/v1alpha1:ScaledObject")
+        deployment = rec.get(f"{name}-deployment", "kubernetes:apps/v1:Deployment")
+        # `pulumi destroy` then deletes the ScaledObject while KEDA still runs to clear its finalizer.
+        assert so.depends_on(keda)
+        assert so.depends_on(monitoring)
+        assert so.depends_on(gpu)
+        assert so.depends_on(deployment)
+        assert deployment.depends_on(gpu), "pods need the device plugin to get nvidia.com/gpu"
+        assert not deployment.depends_on(keda) and not deployment.depends_on(monitoring)
+
+
+def test_deployments_leave_replicas_to_keda_and_request_gpus(rec: Recording) -> None:
+    cluster = rec.get(f"{cluster_name(rec)}-cluster")
+    pool = cluster.inputs["pools"][0]
+    for name in workloads(rec):
+        spec = rec.get(f"{name}-deployment").inputs["spec"]
+        assert "replicas" not in spec
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        gpus = container["resources"]["limits"]["nvidia.com/gpu"]
+        assert int(gpus) >= 1 and container["resources"]["requests"]["nvidia.com/gpu"] == gpus
+        assert pod["nodeSelector"] == pool["labels"]
+        tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in pod["tolerations"]}
+        for key, spec_ in pool["taints"].items():
+            value, _, effect = spec_.rpartition(":")
+            assert (key, value, effect) in tolerated
+        assert not container["image"].endswith(":latest")
+
+
+def test_scaled_object_trigger_reads_the_real_prometheus_and_only_this_workload(rec: Recording) -> None:
+    release = rec.get("monitoring-release")
+    values = release.inputs["values"]
+    url = (
+        f"http://{values['fullnameOverride']}-prometheus.{release.inputs['namespace']}.svc.cluster.local:"
+        f"{values['prometheus']['service']['port']}"
+    )
+    assert rec.outputs["prometheusUrl"] == url
+    for name in workloads(rec):
+        deployment = rec.get(f"{name}-deployment").inputs
+        namespace = deployment["metadata"]["namespace"]
+        so = rec.get(f"{name}-scaledobject").inputs
+        assert so["apiVersion"] == "keda.sh/v1alpha1" and so["kind"] == "ScaledObject"
+        assert so["metadata"]["namespace"] == namespace
+        spec = so["spec"]
+        assert spec["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
+        trigger = spec["triggers"][0]
+        meta = trigger["metadata"]
+        assert trigger["type"] == "prometheus" and trigger["metricType"] == "AverageValue"
+        assert meta["serverAddress"] == url
+        assert f'namespace="{namespace}"' in meta["query"]
+        assert f'pod=~"{scaling.pod_name_regex(name)}"' in meta["query"]
+        assert "exported_pod" not in meta["query"]
+        assert "metricName" not in meta
+        assert meta["ignoreNullValues"] == "false"
+        assert spec["fallback"]["failureThreshold"] >= 1
+        assert spec["minReplicaCount"] <= spec["fallback"]["replicas"] <= spec["maxReplicaCount"]
+        gpus = int(deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+        target = rec.outputs["workloads"][name]["targetUtilization"]
+        assert float(meta["threshold"]) == pytest.approx(target * gpus)
+        assert spec["advanced"]["horizontalPodAutoscalerConfig"]["name"] == f"keda-hpa-{name}"
+
+
+def test_secrets_stay_secret(rec: Recording) -> None:
+    admin = rec.get("monitoring-grafana-admin", "kubernetes:core/v1:Secret")
+    assert isinstance(admin.inputs["stringData"], Secret)
+    assert admin.inputs["stringData"].value["admin-password"] == "mock-password-0123456789abcdef0123"
+    assert {"kubeconfig", "grafanaAdminPassword"} <= rec.secret_outputs
+    assert {"data", "stringData"} & set(admin.options["additionalSecretOutputs"])
+    values = rec.get("monitoring-release").inputs["values"]
+    assert values["grafana"]["admin"]["existingSecret"] == admin.inputs["metadata"]["name"]
+    assert "adminPassword" not in values["grafana"]
+    assert rec.get("monitoring-release").depends_on(admin)
+
+
+def test_nothing_is_exposed_outside_the_cluster(rec: Recording) -> None:
+    values = rec.get("monitoring-release").inputs["values"]
+    for part in ("prometheus", "alertmanager", "grafana"):
+        assert values[part]["ingress"]["enabled"] is False
+    assert values["prometheus"]["service"]["type"] == "ClusterIP"
+    assert values["alertmanager"]["service"]["type"] == "ClusterIP"
+    cluster = rec.get(f"{cluster_name(rec)}-cluster")
+    assert all(pool["isPublicIpv4"] is False for pool in cluster.inputs["pools"])
+
+
+def test_outputs_contract(rec: Recording) -> None:
+    out = rec.outputs
+    assert set(out) == {
+        "clusterName", "clusterId", "kubeconfig", "kubernetesVersion", "gpuPool", "namespaces",
+        "prometheusUrl", "grafanaAdminPassword", "chartVersions", "workloads",
+    }
+    assert out["clusterName"] == cluster_name(rec)
+    pool = out["gpuPool"]
+    assert pool["maxGpus"] == pool["maxNodes"] * pool["gpusPerNode"] == pool["maxNodes"] * 8
+    assert out["namespaces"]["monitoring"] == "monitoring"
+    for name, w in out["workloads"].items():
+        assert w["hpa"] == f"keda-hpa-{name}"
+        so = rec.get(f"{name}-scaledobject").inputs["spec"]["triggers"][0]["metadata"]
+        assert (w["query"], w["threshold"]) == (so["query"], so["threshold"])
+
+
+def test_prod_runs_two_gpu_sizes(recordings: dict[str, Recording]) -> None:
+    prod = recordings["prod"]
+    thresholds = {name: w["threshold"] for name, w in prod.outputs["workloads"].items()}
+    assert thresholds == {"inference": "60", "embeddings": "150"}
