@@ -108,6 +108,13 @@ class Recording:
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
 
+    def effective_dependencies(self, res: RecordedResource) -> set[str]:
+        """What the engine waits for before `res`: its own dependencies and those of its components."""
+        deps = set(res.dependencies)
+        for ancestor in self.ancestors(res):
+            deps |= set(ancestor.dependencies)
+        return deps
+
     def ancestors(self, res: RecordedResource) -> list[RecordedResource]:
         out, urns = [], {r.urn: r for r in self.resources}
         while res.parent in urns:
