@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import dcgm
-from components.kube import namespace, tolerations_for
+from components.kube import namespace, pinned_release, tolerations_for
 from stackconfig import versions
 
 #: The chart's own defaults, which a values list replaces rather than extends.
@@ -65,16 +65,8 @@ class GpuOperator(pulumi.ComponentResource):
         # dcgm-exporter and the device plugin mount host paths: the namespace must allow privileged pods.
         ns = namespace(f"{name}-ns", args.namespace, self, pod_security="privileged")
         self.namespace = ns.metadata.name
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name="gpu-operator",
-            chart=versions.GPU_OPERATOR.name,
-            version=args.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.GPU_OPERATOR.repo),
-            namespace=self.namespace,
-            values=gpu_operator_values(args.pool_taints),
-            timeout=900,
-            cleanup_on_fail=True,
-            opts=pulumi.ResourceOptions(parent=self),
+        self.release = pinned_release(
+            f"{name}-release", versions.GPU_OPERATOR, args.version, self.namespace,
+            gpu_operator_values(args.pool_taints), parent=self, timeout=900,
         )
         self.register_outputs({"namespace": self.namespace, "release": self.release.name})

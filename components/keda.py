@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kube import namespace
+from components.kube import namespace, pinned_release
 from stackconfig import versions
 
 
@@ -38,16 +38,7 @@ class Keda(pulumi.ComponentResource):
         super().__init__("gpu-platform:addons:Keda", name, None, opts)
         ns = namespace(f"{name}-ns", args.namespace, self)
         self.namespace = ns.metadata.name
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name="keda",
-            chart=versions.KEDA.name,
-            version=args.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KEDA.repo),
-            namespace=self.namespace,
-            values=keda_values(),
-            timeout=600,
-            cleanup_on_fail=True,
-            opts=pulumi.ResourceOptions(parent=self),
+        self.release = pinned_release(
+            f"{name}-release", versions.KEDA, args.version, self.namespace, keda_values(), parent=self
         )
         self.register_outputs({"namespace": self.namespace, "release": self.release.name})

@@ -8,6 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from stackconfig.versions import Chart
+
 PLATFORM_LABELS = {"app.kubernetes.io/part-of": "gpu-platform", "app.kubernetes.io/managed-by": "pulumi"}
 
 
@@ -37,4 +39,33 @@ def namespace(
             "labels": {**PLATFORM_LABELS, "pod-security.kubernetes.io/enforce": pod_security},
         },
         opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def pinned_release(
+    resource_name: str,
+    chart: Chart,
+    version: str,
+    namespace_name: pulumi.Input[str],
+    values: Mapping[str, Any],
+    parent: pulumi.Resource,
+    timeout: int = 600,
+    depends_on: list[pulumi.Resource] | None = None,
+) -> k8s.helm.v3.Release:
+    """A Helm release of `chart` at an exact version, named after the chart, in its own namespace.
+
+    `helm.v3.Release` rather than `helm.v4.Chart`: one node whose inputs `pulumi preview` diffs in full,
+    and whose CRDs Helm itself installs (no client-side apply of the large Prometheus CRDs).
+    """
+    return k8s.helm.v3.Release(
+        resource_name,
+        name=chart.name,
+        chart=chart.name,
+        version=version,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
+        namespace=namespace_name,
+        values=dict(values),
+        timeout=timeout,
+        cleanup_on_fail=True,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
     )

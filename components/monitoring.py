@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.kube import PLATFORM_LABELS, namespace
+from components.kube import PLATFORM_LABELS, namespace, pinned_release
 from stackconfig import versions
 
 #: Short, stable object names: services become `kps-prometheus`, `kps-grafana`, ...
@@ -113,18 +113,11 @@ class Monitoring(pulumi.ComponentResource):
             string_data={GRAFANA_USER_KEY: "admin", GRAFANA_PASSWORD_KEY: password.result},
             opts=child,
         )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name="kube-prometheus-stack",
-            chart=versions.KUBE_PROMETHEUS_STACK.name,
-            version=args.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.KUBE_PROMETHEUS_STACK.repo),
-            namespace=self.namespace,
-            values=monitoring_values(args.retention, args.namespace, args.extra_values),
-            timeout=900,
-            cleanup_on_fail=True,
-            # Grafana reads its admin Secret at start: create it first, delete it last.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[admin]),
+        # Grafana reads its admin Secret at start: create it first, delete it last.
+        self.release = pinned_release(
+            f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
+            monitoring_values(args.retention, args.namespace, args.extra_values),
+            parent=self, timeout=900, depends_on=[admin],
         )
         self.prometheus_url = self.namespace.apply(prometheus_url)
         # Custom resources below need the chart's CRDs: they wait for the release.
