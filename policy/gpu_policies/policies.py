@@ -1,0 +1,429 @@
+"""Guardrails that protect money and uptime on the GPU platform, as Pulumi policies.
+
+Each policy names the failure it prevents; the facts it rests on are in ../shared/facts/ (section given).
+Props are the engine's camelCase names (`pools[].flavorId`, `spec.template.spec.containers`), the same keys
+the mocks record, so the same functions run under `pulumi preview --policy-pack policy` and in the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+SCALED_OBJECT_TYPE = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+#: Where each workload kind keeps its pod spec.
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "kubernetes:core/v1:Pod": ("spec",),
+    DEPLOYMENT_TYPE: ("spec", "template", "spec"),
+    "kubernetes:apps/v1:StatefulSet": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:DaemonSet": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:ReplicaSet": ("spec", "template", "spec"),
+    "kubernetes:batch/v1:Job": ("spec", "template", "spec"),
+    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+#: Kinds whose pods are placed on purpose; DaemonSets tolerate taints to run everywhere, not to get a GPU.
+GPU_PLACED_KINDS = frozenset(POD_SPEC_PATHS) - {"kubernetes:apps/v1:DaemonSet"}
+
+#: An exact chart version (SemVer, optional leading `v` as NVIDIA's charts use), never a range.
+_EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+#: Gcore GPU flavors: bare-metal `bm3-ai-…` and anything naming a GPU model (gcore-provider.md §4).
+_GPU_FLAVOR = re.compile(r"(^|-)(ai|gpu)(-|$)|h100|h200|a100|l40s", re.IGNORECASE)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Helpers over engine props
+
+
+def _get(props: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(props, Mapping):
+            return None
+        props = props.get(key)
+    return props
+
+
+def _name(props: Mapping[str, Any], fallback: str) -> str:
+    """`namespace/name` of a Kubernetes object for messages and matching."""
+    meta = props.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or fallback}"
+
+
+def pod_spec(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    path = POD_SPEC_PATHS.get(resource_type)
+    spec = _get(props, *path) if path else None
+    return spec if isinstance(spec, Mapping) else None
+
+
+def containers(spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, Mapping):
+                yield container
+
+
+def _gpu_quantity(container: Mapping[str, Any], kind: str) -> Any:
+    return _get(container, "resources", kind, GPU_RESOURCE)
+
+
+def _count(quantity: Any) -> float | str | None:
+    """A GPU quantity as a number (`"1"`, `1` and the engine's `1.0` are the same), else as written."""
+    if quantity is None:
+        return None
+    try:
+        return float(str(quantity))
+    except ValueError:
+        return str(quantity)
+
+
+def _positive(quantity: Any) -> bool:
+    count = _count(quantity)
+    return isinstance(count, float) and count > 0
+
+
+def targets_gpu_nodes(spec: Mapping[str, Any]) -> bool:
+    """Tolerates the GPU pool's `nvidia.com/gpu` taint or selects nodes by an `nvidia.com/gpu…` label."""
+    tolerations = spec.get("tolerations") or []
+    if any(isinstance(t, Mapping) and t.get("key") == GPU_RESOURCE for t in tolerations):
+        return True
+    return any(str(key).startswith(GPU_RESOURCE) for key in (spec.get("nodeSelector") or {}))
+
+
+def has_gpu_limit(spec: Mapping[str, Any]) -> bool:
+    return any(_positive(_gpu_quantity(c, "limits")) for c in containers(spec))
+
+
+def image_problem(image: Any) -> str | None:
+    """Why an image reference is not pinned, or None. Pinned = a digest, or a tag other than `latest`."""
+    if not isinstance(image, str) or not image.strip():
+        return "has no image"
+    if "@" in image:
+        return None if _DIGEST.match(image.split("@", 1)[1]) else f"has a malformed digest (`{image}`)"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return f"has no tag (`{image}` means `latest`)"
+    if last.rsplit(":", 1)[1].lower() == "latest":
+        return f"uses the `latest` tag (`{image}`)"
+    return None
+
+
+def is_gpu_flavor(flavor: Any) -> bool:
+    return isinstance(flavor, str) and bool(_GPU_FLAVOR.search(flavor))
+
+
+def gpu_pools(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [p for p in props.get("pools") or [] if isinstance(p, Mapping) and is_gpu_flavor(p.get("flavorId"))]
+
+
+def _num(value: Any) -> str:
+    """Engine numbers arrive as floats: show 2.0 as 2."""
+    return f"{value:g}" if isinstance(value, float | int) and not isinstance(value, bool) else str(value)
+
+
+def _money(value: float) -> str:
+    return f"{value:.2f}"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Resource policies
+
+
+def _helm_chart_pinned(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type not in HELM_RELEASE_TYPES:
+        return
+    chart = str(args.props.get("chart") or "")
+    if chart.startswith((".", "/")):
+        return  # a chart directory in this repository is pinned by the commit
+    version = args.props.get("version")
+    if not isinstance(version, str) or not version.strip():
+        report_violation(
+            f"Helm release `{args.name}` (chart `{chart}`) has no chart `version`: every `pulumi up` may install "
+            "whatever the repository serves that day. Pin an exact version (see stackconfig/versions.py)."
+        )
+    elif not _EXACT_VERSION.match(version.strip()):
+        report_violation(
+            f"Helm release `{args.name}` (chart `{chart}`) pins `version: {version}`, which is a range or not a "
+            "version: pin one exact chart version so preview and up install the same chart."
+        )
+
+
+helm_chart_pinned = ResourceValidationPolicy(
+    name="helm-release-pins-chart-version",
+    description="Every Helm release pins one exact chart version (no empty version, no range).",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_helm_chart_pinned,
+)
+
+
+def _container_image_pinned(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    spec = pod_spec(args.resource_type, args.props)
+    if spec is None:
+        return
+    for container in containers(spec):
+        problem = image_problem(container.get("image"))
+        if problem:
+            report_violation(
+                f"Container `{container.get('name')}` of {_name(args.props, args.name)} {problem}: nodes that pull "
+                "at different times run different builds. Use an explicit version tag or a digest."
+            )
+
+
+container_image_pinned = ResourceValidationPolicy(
+    name="container-image-pinned",
+    description="Every container of a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job or CronJob "
+    "pins its image by tag (not `latest`) or digest.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_container_image_pinned,
+)
+
+
+def _gpu_container_limits(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    spec = pod_spec(args.resource_type, args.props)
+    if spec is None:
+        return
+    where = _name(args.props, args.name)
+    for container in containers(spec):
+        request, limit = _gpu_quantity(container, "requests"), _gpu_quantity(container, "limits")
+        if request is not None and limit is None:
+            report_violation(
+                f"Container `{container.get('name')}` of {where} requests `{GPU_RESOURCE}: {_num(request)}` without a "
+                f"limit: Kubernetes rejects extended-resource requests without an equal limit. Set "
+                f"`resources.limits[{GPU_RESOURCE}]`."
+            )
+        elif request is not None and _count(request) != _count(limit):
+            report_violation(
+                f"Container `{container.get('name')}` of {where} requests {_num(request)} but limits {_num(limit)} "
+                f"`{GPU_RESOURCE}`: Kubernetes requires the two to be equal."
+            )
+    if args.resource_type in GPU_PLACED_KINDS and targets_gpu_nodes(spec) and not has_gpu_limit(spec):
+        report_violation(
+            f"{where} runs on the GPU pool (tolerates or selects `{GPU_RESOURCE}`) but no container sets "
+            f"`resources.limits[{GPU_RESOURCE}]`: its pods hold a bare-metal GPU node without being allocated a "
+            "GPU, and dcgm-exporter cannot attribute GPU metrics to them. Set the GPU limit."
+        )
+
+
+gpu_container_limits = ResourceValidationPolicy(
+    name="gpu-container-sets-gpu-limit",
+    description=f"A container that requests `{GPU_RESOURCE}` sets an equal limit, and a workload placed on the "
+    "GPU pool has a container with a GPU limit.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_gpu_container_limits,
+)
+
+
+def _scaled_object_safe(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != SCALED_OBJECT_TYPE:
+        return
+    where = f"ScaledObject {_name(args.props, args.name)}"
+    spec = args.props.get("spec") or {}
+    fallback = spec.get("fallback")
+    floor = max(1, int(spec.get("minReplicaCount") or 0))
+    if not isinstance(fallback, Mapping):
+        report_violation(
+            f"{where} has no `spec.fallback`: when Prometheus or the query fails, KEDA's HPA has no metric and "
+            f"the workload is stuck or scaled in. Set `fallback.failureThreshold` and `fallback.replicas` (≥ {floor})."
+        )
+    else:
+        threshold, replicas = fallback.get("failureThreshold"), fallback.get("replicas")
+        if not isinstance(threshold, int | float) or threshold < 1:
+            report_violation(f"{where}: `spec.fallback.failureThreshold` must be a number ≥ 1, got {_num(threshold)}.")
+        if not isinstance(replicas, int | float) or replicas < floor:
+            report_violation(
+                f"{where}: `spec.fallback.replicas` is {_num(replicas)}; it must keep serving capacity while the "
+                f"metric is missing (≥ max(1, minReplicaCount) = {floor})."
+            )
+    for index, trigger in enumerate(spec.get("triggers") or []):
+        if not isinstance(trigger, Mapping):
+            continue
+        label = f"{where} trigger {trigger.get('name') or index}"
+        metadata = trigger.get("metadata") or {}
+        if "metricName" in metadata:
+            report_violation(
+                f"{label}: `metadata.metricName` was removed in KEDA 2.12 and is silently ignored; use the "
+                "trigger's `name` instead."
+            )
+        if trigger.get("type") == "prometheus" and metadata.get("ignoreNullValues") != "false":
+            report_violation(
+                f'{label}: `metadata.ignoreNullValues` must be the string "false" (got '
+                f"{metadata.get('ignoreNullValues')!r}): with the default, an empty Prometheus result (broken "
+                "scrape, missing DCGM labels) reads as 0 load and KEDA scales the workload in (keda#3065)."
+            )
+
+
+scaled_object_safe = ResourceValidationPolicy(
+    name="scaledobject-safe-fallback",
+    description="Every ScaledObject has a fallback (failureThreshold, replicas) and its Prometheus triggers "
+    'treat missing data as an error (`ignoreNullValues: "false"`, no `metricName`).',
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_scaled_object_safe,
+)
+
+
+def _gpu_pool_autohealing_off(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != CLUSTER_TYPE:
+        return
+    for pool in gpu_pools(args.props):
+        if pool.get("autoHealingEnabled") is True:
+            report_violation(
+                f"GPU pool `{pool.get('name')}` ({pool.get('flavorId')}) has autohealing on: a bare-metal GPU node "
+                "needs 20–25 min to boot and 5–10 more until its GPUs are allocatable, so autohealing replaces "
+                "healthy nodes mid-initialisation, each time a new billed node. Set `auto_healing_enabled=False` "
+                "(Gcore's GPU autoscaling guide, step 7)."
+            )
+
+
+gpu_pool_autohealing_off = ResourceValidationPolicy(
+    name="gpu-pool-autohealing-off",
+    description="GPU node pools of the Gcore cluster keep autohealing off.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_gpu_pool_autohealing_off,
+)
+
+
+def _cluster_protected(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != CLUSTER_TYPE or not args.get_config().get("requireProtect", False):
+        return
+    if not args.opts.protect:
+        report_violation(
+            f"Cluster `{args.name}` is not protected, but this stack requires it (`requireProtect`): a stray "
+            "`pulumi destroy` or an accidental replacement would delete the cluster with every GPU node and "
+            "workload. Set `protect: true` in the stack config (ResourceOptions(protect=True))."
+        )
+
+
+cluster_protected = ResourceValidationPolicy(
+    name="production-cluster-protected",
+    description="Where the stack's policy config sets `requireProtect`, the Gcore cluster has `protect` on.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "requireProtect": {
+                "type": "boolean",
+                "default": False,
+                "description": "Require ResourceOptions(protect=True) on the gcore K8sv2 cluster (production).",
+            }
+        }
+    ),
+    validate=_cluster_protected,
+)
+
+
+def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type != CLUSTER_TYPE:
+        return
+    config = args.get_config()
+    price, budget = config.get("pricePerNodeHour"), config.get("maxHourlyBudget")
+    if price is None or budget is None:
+        return  # both are optional: without a price or a budget there is nothing to compare
+    parts, total = [], 0.0
+    for pool in gpu_pools(args.props):
+        nodes = pool.get("maxNodeCount") or pool.get("minNodeCount") or 0
+        cost = float(nodes) * float(price)
+        total += cost
+        parts.append(
+            f"pool `{pool.get('name')}` up to {_num(nodes)} nodes × {_money(price)}/node-hour = {_money(cost)}/hour"
+        )
+    if total > float(budget):
+        report_violation(
+            f"The GPU pools of `{args.name}` can cost up to {_money(total)}/hour ({'; '.join(parts)}), over the "
+            f"stack's budget of {_money(budget)}/hour (`maxHourlyBudget`). Lower the pool's maxNodes, or raise "
+            "the budget in policy/config/<stack>.json after agreeing the spend."
+        )
+
+
+gpu_pool_budget = ResourceValidationPolicy(
+    name="gpu-pool-hourly-budget",
+    description="The GPU pools' maximum hourly cost (maxNodeCount × pricePerNodeHour) stays within "
+    "maxHourlyBudget, when the stack's policy config sets both.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "pricePerNodeHour": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Price of one GPU node per hour, in the billing currency.",
+            },
+            "maxHourlyBudget": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Most the GPU pools may cost per hour at their maximum size.",
+            },
+        }
+    ),
+    validate=_gpu_pool_budget,
+)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Stack policy (needs two resources at once)
+
+
+def _gpu_scaled_workloads(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    deployments = {_name(r.props, r.name): r for r in args.resources if r.resource_type == DEPLOYMENT_TYPE}
+    for so in args.resources:
+        if so.resource_type != SCALED_OBJECT_TYPE:
+            continue
+        spec = so.props.get("spec") or {}
+        queries = [str(_get(t, "metadata", "query") or "") for t in spec.get("triggers") or []]
+        if not any("DCGM_" in q for q in queries):
+            continue  # scales on something other than GPU metrics
+        ref = spec.get("scaleTargetRef") or {}
+        if ref.get("kind", "Deployment") != "Deployment":
+            continue
+        namespace = _get(so.props, "metadata", "namespace") or "default"
+        target = f"{namespace}/{ref.get('name')}"
+        deployment = deployments.get(target)
+        where = f"ScaledObject {_name(so.props, so.name)}"
+        if deployment is None:
+            report_violation(
+                f"{where} scales Deployment {target} on GPU metrics, but no such Deployment is in this stack: "
+                "KEDA would scale nothing.",
+                so.urn,
+            )
+            continue
+        spec_of_pods = pod_spec(DEPLOYMENT_TYPE, deployment.props) or {}
+        if not has_gpu_limit(spec_of_pods):
+            report_violation(
+                f"{where} scales Deployment {target} on DCGM GPU utilisation, but no container of it sets "
+                f"`resources.limits[{GPU_RESOURCE}]`: dcgm-exporter only labels GPU series with the pods that were "
+                "allocated the GPU, so the query stays empty and KEDA stays on its fallback. Set the GPU limit.",
+                deployment.urn,
+            )
+
+
+gpu_scaled_workloads = StackValidationPolicy(
+    name="gpu-scaled-workload-has-gpu-limit",
+    description="Every Deployment that a ScaledObject scales on DCGM GPU metrics exists in the stack and "
+    f"sets `{GPU_RESOURCE}` limits.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_gpu_scaled_workloads,
+)
+
+
+POLICIES: Sequence[ResourceValidationPolicy | StackValidationPolicy] = (
+    helm_chart_pinned,
+    container_image_pinned,
+    gpu_container_limits,
+    scaled_object_safe,
+    gpu_pool_autohealing_off,
+    cluster_protected,
+    gpu_pool_budget,
+    gpu_scaled_workloads,
+)
