@@ -1,0 +1,132 @@
+"""The generated Grafana dashboards: loadable JSON, a sane layout, and queries Prometheus accepts.
+
+Every panel query (Grafana variables replaced by sample values) goes through `promtool check rules` as
+a recording rule, so a query Prometheus would reject fails here rather than as an empty panel; every
+recorded series a panel reads must be one components/alerts.py records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import alerts, dashboards, monitoring
+from stackconfig import StackConfig
+from tests.conftest import reference
+from tests.prometheus_harness import dump_yaml, promtool, stack_config
+
+#: Grafana's built-in and our own variables, with a value each query must also parse with.
+SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h", "$gpu_hour_price": "2.5"}
+RECORDED = re.compile(r"\b[a-z_]+:[a-z0-9_:]+\b")
+
+
+@pytest.fixture(scope="module", params=["dev", "prod"])
+def cfg(request: pytest.FixtureRequest) -> StackConfig:
+    return stack_config(request.param)
+
+
+def panels(dashboard: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for panel in dashboard["panels"]:
+        yield panel
+        yield from panel.get("panels", [])
+
+
+def exprs(dashboard: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for panel in panels(dashboard):
+        for target in panel.get("targets", []):
+            yield panel["title"], target["expr"]
+
+
+def substitute(expr: str) -> str:
+    for variable, value in sorted(SAMPLE_VALUES.items(), key=lambda kv: -len(kv[0])):
+        expr = expr.replace(variable, value)
+    assert "$" not in expr, f"unknown Grafana variable in {expr}"
+    return expr
+
+
+def test_json_round_trip_and_identity(cfg: StackConfig) -> None:
+    boards = dashboards.dashboards(cfg)
+    assert all(name.endswith(".json") for name in boards)
+    for board in boards.values():
+        assert json.loads(json.dumps(board)) == board
+    uids = [b["uid"] for b in boards.values()]
+    assert len(set(uids)) == len(uids) and all(len(uid) <= 40 for uid in uids)
+
+
+def test_panel_ids_unique_and_layout_fits(cfg: StackConfig) -> None:
+    for name, board in dashboards.dashboards(cfg).items():
+        ids = [p["id"] for p in panels(board)]
+        assert len(set(ids)) == len(ids), f"{name}: duplicate panel ids"
+        cells: set[tuple[int, int]] = set()
+        for panel in panels(board):
+            pos = panel["gridPos"]
+            assert pos["x"] >= 0 and pos["x"] + pos["w"] <= dashboards.GRID_WIDTH, (name, panel["title"])
+            mine = {(x, y) for x in range(pos["x"], pos["x"] + pos["w"]) for y in range(pos["y"], pos["y"] + pos["h"])}
+            assert not cells & mine, f"{name}: panel {panel['title']!r} overlaps another"
+            cells |= mine
+
+
+def test_every_workload_has_its_row(cfg: StackConfig) -> None:
+    board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
+    rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
+    for w in cfg.workloads:
+        assert any(f"{w.namespace}/{w.name}" in row for row in rows), w.name
+
+
+def test_panels_use_the_datasource_variable(cfg: StackConfig) -> None:
+    for board in dashboards.dashboards(cfg).values():
+        variables = {v["name"] for v in board["templating"]["list"]}
+        assert "datasource" in variables
+        for panel in panels(board):
+            if panel["type"] != "row":
+                assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
+        for _, expr in exprs(board):
+            for used in re.findall(r"\$([a-z_]+)", expr):
+                assert used.startswith("__") or used in variables, f"{used} is not a dashboard variable"
+
+
+def test_every_query_parses(tmp_path: Path, cfg: StackConfig) -> None:
+    rules = [
+        {"record": f"dashboard:query_{i}:check", "expr": substitute(expr)}
+        for i, (_, expr) in enumerate(e for board in dashboards.dashboards(cfg).values() for e in exprs(board))
+    ]
+    assert rules
+    path = dump_yaml({"groups": [{"name": "dashboard-queries", "rules": rules}]}, tmp_path / "queries.yaml")
+    result = promtool("check", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_broken_query_is_caught(tmp_path: Path) -> None:
+    """The parse check itself can fail: promtool rejects an expression with a dangling operator."""
+    path = dump_yaml({"groups": [{"name": "g", "rules": [{"record": "x:y:z", "expr": "sum(up) /"}]}]},
+                     tmp_path / "bad.yaml")
+    assert promtool("check", "rules", str(path)).returncode != 0
+
+
+def test_panels_read_only_recorded_series(cfg: StackConfig) -> None:
+    recorded = alerts.recorded_names(alerts.rule_groups(cfg))
+    for board in dashboards.dashboards(cfg).values():
+        for title, expr in exprs(board):
+            missing = set(RECORDED.findall(substitute(expr))) - recorded
+            assert not missing, f"panel {title!r} reads series no rule records: {missing}"
+
+
+def test_alert_table_lists_every_alert(cfg: StackConfig) -> None:
+    board = dashboards.dashboards(cfg)["gpu-health.json"]
+    (table,) = [p for p in panels(board) if p["type"] == "table"]
+    listed = set(re.search(r'alertname=~"([^"]+)"', table["targets"][0]["expr"]).group(1).split("|"))
+    assert listed == alerts.alert_names(alerts.rule_groups(cfg))
+
+
+def test_sidecar_label_is_the_charts_default() -> None:
+    """The ConfigMap label the Monitoring component uses is the one kube-prometheus-stack's sidecar watches."""
+    values = yaml.safe_load(reference("charts", "kube-prometheus-stack", "values-88.5.3.yaml").read_text())
+    sidecar = values["grafana"]["sidecar"]["dashboards"]
+    assert sidecar["enabled"] is True
+    assert (sidecar["label"], sidecar["labelValue"]) == monitoring.DASHBOARD_LABEL
