@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Offline plan review of a pull request that gets no secrets (fork, Dependabot):
+#   offline-plan-review.sh <base-dir> <head-dir> <comment-dir> <stack>...
+# Plans each stack on the checked-out base branch into <base-dir>, diffs it against the pull request's plan
+# in <head-dir> (`git diff --no-index`), runs delivery.guard on the two plans, and writes <comment-dir>/comment.md
+# plus pr-number for plan-comment.yml. Sets the step output `blocked=true` when the guard blocks.
+set -euo pipefail
+base_dir=$1 head_dir=$2 out_dir=$3
+shift 3
+mkdir -p "$base_dir" "$out_dir"
+blocked=false
+{
+  echo "## Offline plan (no credentials)"
+  echo
+  echo "This pull request cannot run \`pulumi preview\` (no secrets for forks and Dependabot). Below is what"
+  echo "changes in each stack's desired state (\`python -m offline.plan\`, base branch → pull request)."
+} > "$out_dir/comment.md"
+for stack in "$@"; do
+  python -m offline.plan "$stack" --out "$base_dir/$stack.yaml"
+  rc=0
+  git diff --no-index --no-color -- "$base_dir/$stack.yaml" "$head_dir/$stack.yaml" > "$out_dir/$stack.diff" || rc=$?
+  [ "$rc" -le 1 ] || exit "$rc"  # 1 = files differ, >1 = error
+  rc=0
+  python -m delivery.guard plan "$base_dir/$stack.yaml" "$head_dir/$stack.yaml" --stack "$stack" \
+    --event "$GITHUB_EVENT_PATH" --out "$out_dir/$stack.guard.md" > /dev/null || rc=$?
+  case "$rc" in
+    0) ;;
+    1) blocked=true ;;
+    *) exit "$rc" ;;
+  esac
+  {
+    echo
+    cat "$out_dir/$stack.guard.md"
+    echo
+    if [ -s "$out_dir/$stack.diff" ]; then
+      echo "<details><summary>Desired-state diff of <code>$stack</code></summary>"
+      echo
+      echo '````diff'
+      head -c 30000 "$out_dir/$stack.diff"
+      echo '````'
+      echo "</details>"
+    else
+      echo "No change to the desired state of \`$stack\`."
+    fi
+  } >> "$out_dir/comment.md"
+done
+echo "${PR_NUMBER:?}" > "$out_dir/pr-number"
+echo "blocked=$blocked" >> "${GITHUB_OUTPUT:-/dev/null}"
