@@ -8,9 +8,7 @@ from gpu_policies import POLICIES
 from pulumi_policy import EnforcementLevel, PolicyPack
 
 PolicyPack(
-    name="gpu-platform-guardrails",
-    description="Guardrails for the Gcore GPU autoscaling platform: pinned charts and images, GPU limits, "
-    "safe KEDA fallbacks, GPU pool autohealing off, protected production cluster, GPU hourly budget.",
+    name="gpu-platform-guardrails",  # description and version: PulumiPolicy.yaml
     enforcement_level=EnforcementLevel.MANDATORY,
     policies=list(POLICIES),
 )

@@ -232,6 +232,24 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
     assert output.read_text().strip() == "blocked=true"
 
 
+@pytest.mark.parametrize(
+    ("org", "token", "status", "named"),
+    [
+        ("", "", 1, ["PULUMI_ORG", "PULUMI_ACCESS_TOKEN"]),
+        ("acme", "", 1, ["PULUMI_ACCESS_TOKEN"]),
+        ("acme", "t", 0, []),
+    ],
+)
+def test_settings_check_names_what_is_missing(org: str, token: str, status: int, named: list[str]) -> None:
+    env = {**os.environ, "PULUMI_ORG": org, "PULUMI_ACCESS_TOKEN": token}
+    result = subprocess.run(
+        ["bash", str(GITHUB / "scripts" / "check-settings.sh")], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == status
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error::")]
+    assert [name for name in ("PULUMI_ORG", "PULUMI_ACCESS_TOKEN") if any(f" {name} " in e for e in errors)] == named
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # deploy.yml: dev on merge, prod after dev through a protected environment
 
