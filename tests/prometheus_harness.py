@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import socket
@@ -47,8 +48,13 @@ MISSING_REASON = (
 
 
 def require(binary: str | None, name: str) -> str:
-    """The binary's path, or skip the calling test with the reason (never silently pass)."""
+    """The binary's path, or skip the calling test with the reason (never silently pass).
+
+    CI sets REQUIRE_PROMETHEUS=1: there a missing binary fails the run instead of skipping it.
+    """
     if binary is None:
+        if os.environ.get("REQUIRE_PROMETHEUS") == "1":
+            pytest.fail(MISSING_REASON.format(binary=name))
         pytest.skip(MISSING_REASON.format(binary=name))
     return binary
 
