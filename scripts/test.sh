@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 
 # Real Prometheus/promtool for the metrics-path tests (Debian's `prometheus` package).
 if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-    # The package starts a system service we do not want: the tests start their own on loopback.
-    (systemctl stop prometheus prometheus-node-exporter 2>/dev/null || service prometheus stop 2>/dev/null || true) >/dev/null 2>&1
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo -n"   # GitHub runners: passwordless sudo
+  if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }; then
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    # The package may start a system service we do not want: the tests start their own on loopback.
+    ($SUDO systemctl stop prometheus prometheus-node-exporter || $SUDO service prometheus stop || true) >/dev/null 2>&1
   else
-    echo "warning: prometheus/promtool missing and cannot apt-get install; metrics-path tests will be skipped" >&2
+    echo "warning: prometheus/promtool missing and cannot be installed; metrics-path tests will be skipped" >&2
   fi
 fi
 
