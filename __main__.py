@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components import scaling
+from components import alerts, dashboards, scaling
 from components.cluster import GpuCluster, GpuClusterArgs, autoscaler_config
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.keda import Keda, KedaArgs
@@ -56,7 +56,14 @@ gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operat
 keda = Keda("keda", KedaArgs(cfg.charts.keda), opts=in_cluster)
 monitoring = Monitoring(
     "monitoring",
-    MonitoringArgs(version=cfg.charts.kube_prometheus_stack, retention=cfg.monitoring.retention),
+    MonitoringArgs(
+        version=cfg.charts.kube_prometheus_stack,
+        retention=cfg.monitoring.retention,
+        rule_groups=alerts.rule_groups(cfg, gpu_operator_namespace="gpu-operator", keda_namespace="keda"),
+        dashboards=dashboards.dashboards(cfg),
+        service_monitors={"keda-operator": alerts.keda_service_monitor("keda")},
+        extra_values=alerts.kube_state_metrics_values(cfg),
+    ),
     opts=in_cluster,
 )
 

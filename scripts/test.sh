@@ -18,6 +18,11 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
   fi
 fi
 
+# In CI a missing Prometheus is a failure, not a skip: the metrics-path tests are the point.
+if [ "${CI:-}" = "true" ]; then
+  export REQUIRE_PROMETHEUS=1
+fi
+
 VENV="${VENV:-.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"

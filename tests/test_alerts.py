@@ -505,11 +505,6 @@ def test_keda_service_monitor_matches_the_keda_chart() -> None:
 
 # --- what the program sends ---------------------------------------------------------------------------
 
-WIRING_PENDING = pytest.mark.xfail(
-    strict=True, reason="Monitoring wiring of issue 3 not yet in __main__.py (remove this marker when it lands)"
-)
-
-
 def _deep_subset(part: Mapping[str, Any], whole: Mapping[str, Any]) -> bool:
     return all(
         k in whole and (_deep_subset(v, whole[k]) if isinstance(v, Mapping) else whole[k] == v)
@@ -517,7 +512,6 @@ def _deep_subset(part: Mapping[str, Any], whole: Mapping[str, Any]) -> bool:
     )
 
 
-@WIRING_PENDING
 def test_program_ships_these_rules(rec: Recording) -> None:
     cfg = stack_config(rec.stack)
     namespaces = rec.outputs["namespaces"]
@@ -526,7 +520,6 @@ def test_program_ships_these_rules(rec: Recording) -> None:
         cfg, gpu_operator_namespace=namespaces["gpuOperator"], keda_namespace=namespaces["keda"])
 
 
-@WIRING_PENDING
 def test_program_exports_the_pool_labels_and_scrapes_keda(rec: Recording) -> None:
     cfg = stack_config(rec.stack)
     values = rec.get("monitoring-release").inputs["values"]

@@ -133,7 +133,6 @@ def test_sidecar_label_is_the_charts_default() -> None:
     assert (sidecar["label"], sidecar["labelValue"]) == monitoring.DASHBOARD_LABEL
 
 
-@pytest.mark.xfail(strict=True, reason="Monitoring wiring of issue 3 not yet in __main__.py (remove when it lands)")
 def test_program_ships_these_dashboards(rec: Recording) -> None:
     """One ConfigMap per dashboard, labelled for the sidecar, holding exactly the generated JSON."""
     label, value = monitoring.DASHBOARD_LABEL

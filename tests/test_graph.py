@@ -221,3 +221,11 @@ def test_prod_runs_two_gpu_sizes(recordings: dict[str, Recording]) -> None:
     prod = recordings["prod"]
     thresholds = {name: w["threshold"] for name, w in prod.outputs["workloads"].items()}
     assert thresholds == {"inference": "60", "embeddings": "150"}
+
+
+def test_prometheus_operator_objects_wait_for_the_chart_crds(rec: Recording) -> None:
+    release = rec.get("monitoring-release")
+    crs = [r for r in rec.resources if r.type.startswith("kubernetes:monitoring.coreos.com/")]
+    assert {r.type.rsplit(":", 1)[1] for r in crs} == {"PrometheusRule", "ServiceMonitor"}
+    for res in crs:
+        assert res.depends_on(release), f"{res.name} would race the CRDs it needs"
