@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -30,9 +30,10 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from offline.engine import ROOT, RecordedResource, Recording, Secret
+from offline.engine import ROOT, RecordedResource, Recording
 from policy import gpu_policies as gp
 from tests.test_policies import CLUSTER, DEPLOYMENT, RELEASE, SCALED_OBJECT, _collect, engine
+from tests.test_schemas import unwrap
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
 _SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
@@ -49,19 +50,9 @@ def seconds(duration: str) -> float:
     return sum(float(n) * _SECONDS[unit] for n, unit in _DURATION.findall(duration))
 
 
-def plain(value: Any) -> Any:
-    """Secrets as their values: `Analyze` deserializes props without keeping the secret marker."""
-    if isinstance(value, Secret):
-        return plain(value.value)
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
 def props(res: RecordedResource) -> Any:
-    return unknown_checking_proxy(engine(plain(copy.deepcopy(dict(res.inputs)))))
+    """Secrets as their values: `Analyze` deserializes props without keeping the secret marker."""
+    return unknown_checking_proxy(engine(unwrap(copy.deepcopy(dict(res.inputs)))))
 
 
 def options(res: RecordedResource) -> PolicyResourceOptions:
