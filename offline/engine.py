@@ -123,21 +123,50 @@ class Recording:
         return out
 
 
+@dataclass(frozen=True)
+class ReferencedStack:
+    """What a mocked `pulumi.StackReference` to another stack returns: its outputs and which are secret.
+
+    `ReferencedStack.of(record_stack("dev"))` hands a consumer the outputs this program really exports, so a
+    consumer's test breaks when the output contract does.
+    """
+
+    outputs: Mapping[str, Any]
+    secret_outputs: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, recording: Recording) -> ReferencedStack:
+        return cls(dict(recording.outputs), frozenset(recording.secret_outputs))
+
+
 def _struct(message: Any) -> dict[str, Any]:
     from google.protobuf import json_format
 
     return json_format.MessageToDict(message, preserving_proto_field_name=True) if message is not None else {}
 
 
-def _mocks_and_monitor(recording: Recording) -> Any:
+def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, ReferencedStack] | None = None) -> Any:
     import pulumi
     from pulumi.runtime.mocks import MockMonitor
+
+    references = dict(stack_references or {})
 
     class GraphMocks(pulumi.runtime.Mocks):
         """Echo inputs and fill in what a real provider would compute."""
 
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
             state = dict(args.inputs)
+            if args.typ == "pulumi:pulumi:StackReference":
+                # Read by id = the referenced stack's name (facts: pulumi-practice.md §1.6).
+                stack_name = args.resource_id or args.name
+                if stack_name not in references:
+                    raise KeyError(f"no outputs given for the stack reference {stack_name!r}")
+                ref = references[stack_name]
+                return stack_name, {
+                    "name": stack_name,
+                    "outputs": dict(ref.outputs),
+                    "secretOutputNames": sorted(ref.secret_outputs),
+                }
             if args.typ == "gcore:index/k8sv2:K8sv2":
                 return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
             if args.typ == "kubernetes:helm.sh/v3:Release":
@@ -222,6 +251,22 @@ def record_stack(
 
     `into` receives the registrations even when the program raises (to prove nothing was half-created).
     """
+    return record_program(project_dir, stack, overrides, into=into)
+
+
+def record_program(
+    project_dir: Path,
+    stack: str,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    stack_references: Mapping[str, ReferencedStack] | None = None,
+    into: Recording | None = None,
+) -> Recording:
+    """Evaluate the Pulumi project in `project_dir` (its `Pulumi.yaml`, `Pulumi.<stack>.yaml`, `__main__.py`).
+
+    `stack_references` maps a stack name as the program passes it to `pulumi.StackReference` to the outputs the
+    reference returns; a reference to any other stack fails, as it would against a backend without it.
+    """
     import pulumi
     from pulumi.runtime.settings import get_root_resource
 
@@ -237,7 +282,7 @@ def record_stack(
             config[full] = value if isinstance(value, str) else json.dumps(value)
 
     recording = into if into is not None else Recording(stack)
-    mocks, monitor = _mocks_and_monitor(recording)
+    mocks, monitor = _mocks_and_monitor(recording, stack_references)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys)
     root = get_root_resource()
