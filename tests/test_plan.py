@@ -24,8 +24,8 @@ from delivery import guard
 from offline import plan as offline_plan
 from offline.engine import MOCK_KUBECONFIG, ROOT, Recording
 from offline.plan import REDACTED, build_plan, plan_stack, render_mermaid, render_yaml
+from tests.test_graph import cluster_name
 
-CLUSTER = {"dev": "gcore:index/k8sv2:K8sv2::gpu-dev-cluster", "prod": "gcore:index/k8sv2:K8sv2::gpu-prod-cluster"}
 DASHBOARD = "kubernetes:core/v1:ConfigMap::monitoring-dashboard-gpu-autoscaling"
 RULES = "kubernetes:monitoring.coreos.com/v1:PrometheusRule::monitoring-gpu-rules"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject::inference-scaledobject"
@@ -38,8 +38,16 @@ def plans(recordings: dict[str, Recording]) -> dict[str, str]:
     return {stack: render_yaml(build_plan(rec)) for stack, rec in recordings.items()}
 
 
-def stack_config(stack: str, key: str) -> Any:
-    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"][f"gpu-autoscaling:{key}"]
+def stack_config(stack: str, key: str, default: Any = None) -> Any:
+    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"].get(f"gpu-autoscaling:{key}", default)
+
+
+def cluster_ref(rec: Recording) -> str:
+    return f"gcore:index/k8sv2:K8sv2::{cluster_name(rec)}-cluster"
+
+
+def provider_ref(rec: Recording) -> str:
+    return f"pulumi:providers:kubernetes::{cluster_name(rec)}-provider"
 
 
 def owners(text: str) -> list[str]:
@@ -93,21 +101,22 @@ def test_plan_lists_every_resource_sorted_with_stable_references(rec: Recording)
         assert r["parent"] in refs | {root}, r["name"]
         assert set(r["dependencies"]) <= refs and r["dependencies"] == sorted(r["dependencies"]), r["name"]
         assert "urn:pulumi" not in yaml.safe_dump(r)
-    provider = f"pulumi:providers:kubernetes::gpu-{rec.stack}-provider"
+    provider = provider_ref(rec)
     k8s = [r for r in resources if r["type"].startswith("kubernetes:")]
     assert k8s and {r["provider"] for r in k8s} == {provider}
     by_ref = {f"{r['type']}::{r['name']}": r for r in resources}
-    assert by_ref[CLUSTER[rec.stack]]["provider"] == "default"
-    assert by_ref[provider]["propertyDependencies"]["kubeconfig"] == [CLUSTER[rec.stack]]
-    assert "kubernetes:helm.sh/v3:Release::keda-release" in by_ref[SCALED_OBJECT]["dependencies"]
+    assert by_ref[cluster_ref(rec)]["provider"] == "default"
+    assert by_ref[provider]["propertyDependencies"]["kubeconfig"] == [cluster_ref(rec)]
+    scaled_objects = [r for r in resources if r["type"] == "kubernetes:keda.sh/v1alpha1:ScaledObject"]
+    assert all("kubernetes:helm.sh/v3:Release::keda-release" in r["dependencies"] for r in scaled_objects)
 
 
 def test_plan_records_the_options_that_matter(rec: Recording) -> None:
     by_ref = {f"{r['type']}::{r['name']}": r for r in build_plan(rec)["resources"]}
-    cluster = by_ref[CLUSTER[rec.stack]]["options"]
+    cluster = by_ref[cluster_ref(rec)]["options"]
     assert cluster["deleteBeforeReplace"] is True
     assert cluster["customTimeouts"] == {"create": "90m", "update": "90m", "delete": "60m"}
-    assert cluster.get("protect", False) is (rec.stack == "prod")
+    assert cluster.get("protect", False) is stack_config(rec.stack, "protect", False)
     secret = by_ref["kubernetes:core/v1:Secret::monitoring-grafana-admin"]["options"]
     assert secret["additionalSecretOutputs"] == ["data", "stringData"]
     assert "options" not in by_ref["kubernetes:core/v1:Namespace::keda-ns"]  # defaults are left out
@@ -120,7 +129,7 @@ def test_plan_yaml_round_trips_and_keeps_multiline_strings_as_blocks(rec: Record
     assert yaml.safe_load(text) == plan
     assert "gpu-autoscaling.json: |-\n        {\n" in text  # a dashboard diff shows the line that changed
     assert max(len(line) for line in text.splitlines()) < 2000  # no dashboard on one line
-    query = plan["outputs"]["workloads"]["inference"]["query"]
+    query = next(iter(plan["outputs"]["workloads"].values()))["query"]
     assert f"query: {query}\n" in text  # long lines are not folded, so a changed word changes one line
 
 
@@ -132,10 +141,10 @@ def test_no_secret_value_reaches_the_plan_or_the_diagram(rec: Recording) -> None
     assert "mock-token" not in text
     assert MOCK_KUBECONFIG.splitlines()[-1] not in text  # current-context: mock
     by_ref = {f"{r['type']}::{r['name']}": r for r in plan["resources"]}
-    assert by_ref[f"pulumi:providers:kubernetes::gpu-{rec.stack}-provider"]["inputs"]["kubeconfig"] == REDACTED
+    assert by_ref[provider_ref(rec)]["inputs"]["kubeconfig"] == REDACTED
     assert by_ref["kubernetes:core/v1:Secret::monitoring-grafana-admin"]["inputs"]["stringData"] == REDACTED
     assert plan["outputs"]["kubeconfig"] == plan["outputs"]["grafanaAdminPassword"] == REDACTED
-    assert plan["outputs"]["clusterName"] == f"gpu-{rec.stack}"  # only secrets are redacted
+    assert plan["outputs"]["clusterName"] == cluster_name(rec)  # only secrets are redacted
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -199,8 +208,9 @@ def test_raising_max_nodes_changes_the_pool_limit_its_outputs_and_what_is_derive
 
     changes = changed_lines(base, head)
 
-    assert set(changes) == {CLUSTER["dev"], DASHBOARD, RULES, "outputs"}
-    assert changes[CLUSTER["dev"]] == [("      maxNodeCount: 2", "      maxNodeCount: 3")]
+    cluster = "gcore:index/k8sv2:K8sv2::gpu-dev-cluster"
+    assert set(changes) == {cluster, DASHBOARD, RULES, "outputs"}
+    assert changes[cluster] == [("      maxNodeCount: 2", "      maxNodeCount: 3")]
     pools = {p["name"]: p for p in next(r for r in yaml.safe_load(head)["resources"])["inputs"]["pools"]}
     assert (pools["gpu"]["maxNodeCount"], pools["system"]["maxNodeCount"]) == (3, 2)  # the GPU pool's line
     assert changes["outputs"] == [("    maxGpus: 16", "    maxGpus: 24"), ("    maxNodes: 2", "    maxNodes: 3")]
@@ -269,24 +279,24 @@ def test_diagram_has_components_as_subgraphs_and_dependencies_as_edges(rec: Reco
     diagram = render_mermaid(build_plan(rec)).splitlines()
     declared = [m.group(1) for line in diagram if (m := re.match(r"\s+(?:subgraph )?(\w+)\[", line))]
     edges = [tuple(line.split()) for line in diagram if "-->" in line or "-.->" in line]
-    name = f"gpu_{rec.stack}"
+    name = cluster_name(rec).replace("-", "_")
 
     assert diagram[0] == "flowchart LR"
     assert len(declared) == len(set(declared)) == len(rec.resources)
     assert sum(line.strip().startswith("subgraph ") for line in diagram) == sum(
         line.strip() == "end" for line in diagram
     )
-    assert {e for e in (a for a, _, _ in edges)} | {b for _, _, b in edges} <= set(declared)
+    assert {a for a, _, _ in edges} | {b for _, _, b in edges} <= set(declared)
     assert f"gpu_platform_cluster_GpuCluster_{name}" in {
         m.group(1) for line in diagram if (m := re.match(r"\s+subgraph (\w+)\[", line))
     }
-    assert (
-        "kubernetes_helm_sh_v3_Release_keda_release",
-        "-->",
-        "kubernetes_keda_sh_v1alpha1_ScaledObject_inference_scaledobject",
-    ) in edges
+    scaled_objects = [d for d in declared if d.startswith("kubernetes_keda_sh_v1alpha1_ScaledObject_")]
+    assert scaled_objects
+    for scaled_object in scaled_objects:  # destroyed before KEDA, which clears their finalizers
+        assert ("kubernetes_helm_sh_v3_Release_keda_release", "-->", scaled_object) in edges
     assert (f"gcore_index_k8sv2_K8sv2_{name}_cluster", "-->", f"pulumi_providers_kubernetes_{name}_provider") in edges
     provider_edges = [b for a, arrow, b in edges if arrow == "-.->"]
     assert provider_edges and all(b.startswith("gpu_platform_") for b in provider_edges)  # via the components
     protected = [line for line in diagram if line.strip().startswith("class ")]
-    assert protected == ([f"  class gcore_index_k8sv2_K8sv2_{name}_cluster protected"] if rec.stack == "prod" else [])
+    protect = stack_config(rec.stack, "protect", False)
+    assert protected == ([f"  class gcore_index_k8sv2_K8sv2_{name}_cluster protected"] if protect else [])
