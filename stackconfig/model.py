@@ -106,14 +106,20 @@ def _taints(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
 def _image(value: str) -> str:
-    if "@sha256:" in value:
+    if "@" in value:
+        if not IMAGE_DIGEST.search(value):
+            raise _invalid("the digest is not 'sha256:' followed by 64 lowercase hex digits",
+                           "copy the full digest, e.g. 'registry.example.com/app@sha256:<64 hex>'")
         return value
     last = value.rsplit("/", 1)[-1]
     if ":" not in last:
         raise _invalid("the image has no tag, so every node may pull a different build",
                        "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'")
-    if last.rsplit(":", 1)[1] == "latest":
+    if last.rsplit(":", 1)[1].lower() == "latest":
         raise _invalid("the image is tagged 'latest', so every node may pull a different build",
                        "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'")
     return value

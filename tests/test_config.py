@@ -89,6 +89,8 @@ def test_config_objects_are_frozen() -> None:
          ["workloads[0].maxReplicas", "2 pod(s) of 3 GPU(s)", "lower maxReplicas to 4"]),
         ({"workloads.0.image": "registry.example.com/app:latest"}, ["workloads[0].image", "tagged 'latest'"]),
         ({"workloads.0.image": "registry.example.com:5000/app"}, ["workloads[0].image", "has no tag"]),
+        ({"workloads.0.image": "registry.example.com/app:LATEST"}, ["workloads[0].image", "tagged 'latest'"]),
+        ({"workloads.0.image": "registry.example.com/app@sha256:abc"}, ["workloads[0].image", "64 lowercase hex"]),
         ({"workloads.0.minReplicas": 0}, ["workloads[0].minReplicas", "cannot wake", "workloads[0].wakeTrigger"]),
         ({"workloads.0.name": "Inference"}, ["workloads[0].name", "'Inference'", "DNS-1123"]),
         ({"workloads.0.name": "x" * 41}, ["workloads[0].name", "at most 40"]),
