@@ -442,6 +442,21 @@ def _chart_problems(cfg: StackConfig) -> list[Problem]:
     return out
 
 
+def fit_problems(key: str, w: WorkloadConfig, gpus_per_node: int, max_nodes: int) -> list[Problem]:
+    """Whether one workload fits a GPU pool at all; shared with stacks that deploy onto this platform."""
+    if w.gpus_per_pod > gpus_per_node:
+        return [Problem(f"{key}.gpusPerPod", w.gpus_per_pod,
+                        f"exceeds the GPUs of one pool node ({gpus_per_node}); such a pod never schedules",
+                        f"use at most {gpus_per_node} GPUs per pod")]
+    per_node = gpus_per_node // w.gpus_per_pod
+    if w.max_replicas > per_node * max_nodes:
+        return [Problem(f"{key}.maxReplicas", w.max_replicas,
+                        f"cannot fit: {max_nodes} node(s) hold {per_node} pod(s) of {w.gpus_per_pod} GPU(s) each; "
+                        "extra replicas stay Pending and stall the HPA",
+                        f"lower maxReplicas to {per_node * max_nodes} or raise gpuPool.maxNodes")]
+    return []
+
+
 def _workload_problems(cfg: StackConfig) -> list[Problem]:
     gpus_per_node = cfg.gpu_pool.gpus
     out: list[Problem] = []
@@ -459,18 +474,8 @@ def _workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.minReplicas", w.min_replicas,
                                f"is greater than maxReplicas ({w.max_replicas})",
                                "lower minReplicas or raise maxReplicas"))
-        if gpus_per_node and w.gpus_per_pod > gpus_per_node:
-            out.append(Problem(f"{key}.gpusPerPod", w.gpus_per_pod,
-                               f"exceeds the GPUs of one pool node ({gpus_per_node}); such a pod never schedules",
-                               f"use at most {gpus_per_node} GPUs per pod"))
-        elif gpus_per_node:
-            per_node = gpus_per_node // w.gpus_per_pod
-            if w.max_replicas > per_node * cfg.gpu_pool.max_nodes:
-                out.append(Problem(f"{key}.maxReplicas", w.max_replicas,
-                                   f"cannot fit: {cfg.gpu_pool.max_nodes} node(s) hold {per_node} pod(s) of "
-                                   f"{w.gpus_per_pod} GPU(s) each; extra replicas stay Pending and stall the HPA",
-                                   f"lower maxReplicas to {per_node * cfg.gpu_pool.max_nodes} or raise "
-                                   "gpuPool.maxNodes"))
+        if gpus_per_node:
+            out += fit_problems(key, w, gpus_per_node, cfg.gpu_pool.max_nodes)
         if w.min_replicas == 0 and w.wake_trigger is None:
             out.append(Problem(f"{key}.minReplicas", 0,
                                "scales to zero, but GPU utilisation cannot wake a workload with no pods",

@@ -29,7 +29,7 @@ from components import scaling  # noqa: E402
 from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces  # noqa: E402
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
-from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES  # noqa: E402
+from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES, fit_problems  # noqa: E402
 
 
 class ContractError(ValueError):
@@ -105,27 +105,7 @@ def placement_problems(w: WorkloadConfig, p: Platform) -> list[Problem]:
                 "pick another name or namespace",
             )
         )
-    if w.gpus_per_pod > p.gpus_per_node:
-        out.append(
-            Problem(
-                "workload.gpusPerPod",
-                w.gpus_per_pod,
-                f"exceeds the GPUs of one pool node ({p.gpus_per_node}); such a pod never schedules",
-                f"use at most {p.gpus_per_node}",
-            )
-        )
-    else:
-        fit = p.max_nodes * (p.gpus_per_node // w.gpus_per_pod)
-        if w.max_replicas > fit:
-            out.append(
-                Problem(
-                    "workload.maxReplicas",
-                    w.max_replicas,
-                    f"cannot fit the platform's pool ({p.max_nodes} node(s), {p.max_gpus} GPUs): extra "
-                    "replicas stay Pending and stall the HPA",
-                    f"lower maxReplicas to {fit} or ask for a larger gpuPool.maxNodes",
-                )
-            )
+    out += fit_problems("workload", w, p.gpus_per_node, p.max_nodes)
     return out
 
 
