@@ -175,7 +175,9 @@ def scaled_object(**spec_overrides: Any) -> dict[str, Any]:
     }
 
 
-def cluster(gpu_max_nodes: int = 4, gpu_autohealing: bool = False) -> dict[str, Any]:
+def cluster(
+    gpu_max_nodes: int = 4, gpu_autohealing: bool = False, gpu_taints: dict[str, str] | None = None
+) -> dict[str, Any]:
     return {
         "name": "gpu-prod",
         "keypair": "platform-team",
@@ -197,7 +199,8 @@ def cluster(gpu_max_nodes: int = 4, gpu_autohealing: bool = False) -> dict[str, 
                 "maxNodeCount": gpu_max_nodes,
                 "autoHealingEnabled": gpu_autohealing,
                 "isPublicIpv4": False,
-                "taints": {"nvidia.com/gpu": "present:NoSchedule"},
+                "labels": {"platform.gcore-gpu/pool": "gpu"},
+                "taints": {"nvidia.com/gpu": "present:NoSchedule"} if gpu_taints is None else gpu_taints,
             },
         ],
     }
@@ -301,15 +304,83 @@ def test_gpu_request_different_from_limit_is_reported() -> None:
     assert "requests 2 but limits 1 `nvidia.com/gpu`: Kubernetes requires the two to be equal" in message
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# gpu-pool-workload-sets-gpu-limit (stack policy: the GPU pool's taints and labels come from the cluster)
+
+CUSTOM_TAINT = "gpu.example.com/dedicated"
+NO_GPU_LIMIT = {"resources": {"requests": {"cpu": "2"}}}
+
+
+def tolerating(key: str, **container_overrides: Any) -> dict[str, Any]:
+    """A Deployment that reaches the GPU pool only through a toleration of `key` (no node selector)."""
+    props = gpu_deployment(**container_overrides)
+    spec = props["spec"]["template"]["spec"]
+    del spec["nodeSelector"]
+    spec["tolerations"] = [{"key": key, "operator": "Exists", "effect": "NoSchedule"}]
+    return props
+
+
+def placed(workload: dict[str, Any], pool: dict[str, Any] | None = None) -> list[tuple[str, str | None]]:
+    """What the stack policy reports for one Deployment, in a stack with the cluster `pool` (None: no cluster)."""
+    resources = [(CLUSTER, "gpu-prod", pool)] if pool is not None else []
+    return check_stack(gp.gpu_pool_workloads, [*resources, (DEPLOYMENT, "inference", workload)])
+
+
+def test_gpu_pool_workload_with_gpu_limit_passes() -> None:
+    assert placed(gpu_deployment(), cluster()) == []
+
+
 def test_workload_on_the_gpu_pool_without_gpu_limit_is_reported() -> None:
-    props = gpu_deployment(resources={"requests": {"cpu": "2"}})
-    (message,) = check(gp.gpu_container_limits, DEPLOYMENT, props)
-    assert "inference/inference runs on the GPU pool (tolerates or selects `nvidia.com/gpu`)" in message
+    ((message, where),) = placed(gpu_deployment(**NO_GPU_LIMIT), cluster())
+
+    assert "inference/inference runs on the GPU pool (tolerates its taint `nvidia.com/gpu`)" in message
+    assert "no container sets `resources.limits[nvidia.com/gpu]`" in message
+    assert where == urn(DEPLOYMENT, "inference")
+
+
+def test_the_pool_taint_is_learned_from_the_cluster() -> None:
+    """A custom `gpuPool.taints` key: tolerating it puts pods on the GPU pool, `nvidia.com/gpu` no longer does."""
+    custom = cluster(gpu_taints={CUSTOM_TAINT: "true:NoSchedule"})
+
+    ((message, where),) = placed(tolerating(CUSTOM_TAINT, **NO_GPU_LIMIT), custom)
+
+    assert f"inference/inference runs on the GPU pool (tolerates its taint `{CUSTOM_TAINT}`)" in message
+    assert where == urn(DEPLOYMENT, "inference")
+    assert placed(tolerating(CUSTOM_TAINT), custom) == []  # with its GPU limit
+    assert placed(tolerating("nvidia.com/gpu", **NO_GPU_LIMIT), custom) == []  # a taint this pool does not carry
+
+
+def test_without_a_cluster_in_the_stack_the_default_taint_is_assumed() -> None:
+    ((message, _),) = placed(tolerating("nvidia.com/gpu", **NO_GPU_LIMIT))
+    assert "(tolerates its taint `nvidia.com/gpu`)" in message
+    assert placed(tolerating(CUSTOM_TAINT, **NO_GPU_LIMIT)) == []
+
+
+@pytest.mark.parametrize(
+    ("selector", "reason"),
+    [
+        ({"platform.gcore-gpu/pool": "gpu"}, "selects its label `platform.gcore-gpu/pool=gpu`"),
+        ({"nvidia.com/gpu.present": "true"}, "selects the GPU node label `nvidia.com/gpu.present`"),
+    ],
+)
+def test_selecting_the_gpu_pools_labels_places_pods_there(selector: dict[str, str], reason: str) -> None:
+    props = gpu_deployment(**NO_GPU_LIMIT)
+    spec = props["spec"]["template"]["spec"]
+    spec["nodeSelector"], spec["tolerations"] = selector, []
+    ((message, _),) = placed(props, cluster())
+    assert f"({reason})" in message
+
+
+def test_selecting_another_value_of_the_pool_label_is_not_the_gpu_pool() -> None:
+    props = gpu_deployment(**NO_GPU_LIMIT)
+    spec = props["spec"]["template"]["spec"]
+    spec["nodeSelector"], spec["tolerations"] = {"platform.gcore-gpu/pool": "system"}, []
+    assert placed(props, cluster()) == []
 
 
 def test_daemonsets_may_tolerate_the_gpu_taint_without_gpus() -> None:
-    props = gpu_deployment(resources={})
-    assert check(gp.gpu_container_limits, "kubernetes:apps/v1:DaemonSet", props) == []
+    daemonset = ("kubernetes:apps/v1:DaemonSet", "exporter", gpu_deployment(resources={}))
+    assert check_stack(gp.gpu_pool_workloads, [(CLUSTER, "gpu-prod", cluster()), daemonset]) == []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -450,7 +521,7 @@ def test_scaled_objects_on_other_metrics_are_not_gpu_workloads() -> None:
 
 def test_every_policy_is_mandatory_and_uniquely_named() -> None:
     names = [p.name for p in gp.POLICIES]
-    assert len(names) == len(set(names)) == 8
+    assert len(names) == len(set(names)) == 9
     assert {p.enforcement_level for p in gp.POLICIES} == {EnforcementLevel.MANDATORY}
 
 

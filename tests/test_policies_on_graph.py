@@ -177,7 +177,7 @@ def _no_gpu_limit(inputs: dict[str, Any]) -> None:
             "prod",
             "embeddings-deployment",
             _no_gpu_limit,
-            {"gpu-container-sets-gpu-limit", "gpu-scaled-workload-has-gpu-limit"},
+            {"gpu-pool-workload-sets-gpu-limit", "gpu-scaled-workload-has-gpu-limit"},
             "batch/embeddings runs on the GPU pool",
         ),
     ],

@@ -8,12 +8,14 @@ the mocks record, so the same functions run under `pulumi preview --policy-pack 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
+    PolicyResource,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -97,14 +99,6 @@ def _positive(quantity: Any) -> bool:
     return isinstance(count, float) and count > 0
 
 
-def targets_gpu_nodes(spec: Mapping[str, Any]) -> bool:
-    """Tolerates the GPU pool's `nvidia.com/gpu` taint or selects nodes by an `nvidia.com/gpu…` label."""
-    tolerations = spec.get("tolerations") or []
-    if any(isinstance(t, Mapping) and t.get("key") == GPU_RESOURCE for t in tolerations):
-        return True
-    return any(str(key).startswith(GPU_RESOURCE) for key in (spec.get("nodeSelector") or {}))
-
-
 def has_gpu_limit(spec: Mapping[str, Any]) -> bool:
     return any(_positive(_gpu_quantity(c, "limits")) for c in containers(spec))
 
@@ -129,6 +123,57 @@ def is_gpu_flavor(flavor: Any) -> bool:
 
 def gpu_pools(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [p for p in props.get("pools") or [] if isinstance(p, Mapping) and is_gpu_flavor(p.get("flavorId"))]
+
+
+@dataclass(frozen=True)
+class GpuPlacement:
+    """What puts a pod on the GPU pool: tolerating one of its taint keys or selecting one of its labels."""
+
+    taint_keys: frozenset[str]
+    labels: frozenset[tuple[str, str]]
+
+
+#: When the stack holds no GPU pool to learn from (a consumer stack, a partial plan): the pool's default taint.
+DEFAULT_GPU_PLACEMENT = GpuPlacement(frozenset({GPU_RESOURCE}), frozenset())
+
+
+def gpu_placement(resources: Iterable[PolicyResource]) -> GpuPlacement:
+    """The taint keys and labels of every GPU pool of the Gcore clusters in the stack.
+
+    Learned rather than assumed because `gpuPool.taints` and `gpuPool.labels` are stack config: a rule that only
+    knew `nvidia.com/gpu` went silent for a pool tainted with any other key. Gcore writes taints as
+    `{key: "value:Effect"}`; a toleration names the key, so the keys are what matters.
+    """
+    taint_keys: set[str] = set()
+    labels: set[tuple[str, str]] = set()
+    found = False
+    for cluster in resources:
+        if cluster.resource_type != CLUSTER_TYPE:
+            continue
+        for pool in gpu_pools(cluster.props):
+            found = True
+            taint_keys.update(str(key) for key in pool.get("taints") or {})
+            labels.update((str(key), str(value)) for key, value in (pool.get("labels") or {}).items())
+    return GpuPlacement(frozenset(taint_keys), frozenset(labels)) if found else DEFAULT_GPU_PLACEMENT
+
+
+def gpu_placement_reason(spec: Mapping[str, Any], placement: GpuPlacement) -> str | None:
+    """Why pods with this spec land on the GPU pool (a tolerated taint, a selected label), or None.
+
+    A `nodeSelector` key under `nvidia.com/gpu` (`nvidia.com/gpu.present`, `.product`) counts whatever the pool's
+    own labels are: the GPU Operator's feature discovery puts those labels on every GPU node and nowhere else.
+    """
+    for toleration in spec.get("tolerations") or []:
+        if isinstance(toleration, Mapping) and toleration.get("key") in placement.taint_keys:
+            return f"tolerates its taint `{toleration.get('key')}`"
+    selector = spec.get("nodeSelector") or {}
+    for key, value in selector.items():
+        if (str(key), str(value)) in placement.labels:
+            return f"selects its label `{key}={value}`"
+    for key in selector:
+        if str(key).startswith(GPU_RESOURCE):
+            return f"selects the GPU node label `{key}`"
+    return None
 
 
 def _num(value: Any) -> str:
@@ -211,18 +256,11 @@ def _gpu_container_limits(args: ResourceValidationArgs, report_violation: Report
                 f"Container `{container.get('name')}` of {where} requests {_num(request)} but limits {_num(limit)} "
                 f"`{GPU_RESOURCE}`: Kubernetes requires the two to be equal."
             )
-    if args.resource_type in GPU_PLACED_KINDS and targets_gpu_nodes(spec) and not has_gpu_limit(spec):
-        report_violation(
-            f"{where} runs on the GPU pool (tolerates or selects `{GPU_RESOURCE}`) but no container sets "
-            f"`resources.limits[{GPU_RESOURCE}]`: its pods hold a bare-metal GPU node without being allocated a "
-            "GPU, and dcgm-exporter cannot attribute GPU metrics to them. Set the GPU limit."
-        )
 
 
 gpu_container_limits = ResourceValidationPolicy(
     name="gpu-container-sets-gpu-limit",
-    description=f"A container that requests `{GPU_RESOURCE}` sets an equal limit, and a workload placed on the "
-    "GPU pool has a container with a GPU limit.",
+    description=f"A container that requests `{GPU_RESOURCE}` sets an equal limit.",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_gpu_container_limits,
 )
@@ -372,7 +410,7 @@ gpu_pool_budget = ResourceValidationPolicy(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Stack policy (needs two resources at once)
+# Stack policies (need two resources at once)
 
 
 def _gpu_scaled_workloads(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -417,6 +455,35 @@ gpu_scaled_workloads = StackValidationPolicy(
 )
 
 
+def _gpu_pool_workloads(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    placement = gpu_placement(args.resources)
+    for res in args.resources:
+        if res.resource_type not in GPU_PLACED_KINDS:
+            continue
+        spec = pod_spec(res.resource_type, res.props)
+        if spec is None or has_gpu_limit(spec):
+            continue
+        reason = gpu_placement_reason(spec, placement)
+        if reason is None:
+            continue
+        report_violation(
+            f"{_name(res.props, res.name)} runs on the GPU pool ({reason}) but no container sets "
+            f"`resources.limits[{GPU_RESOURCE}]`: its pods hold a bare-metal GPU node without being allocated a "
+            "GPU, and dcgm-exporter cannot attribute GPU metrics to them. Set the GPU limit.",
+            res.urn,
+        )
+
+
+gpu_pool_workloads = StackValidationPolicy(
+    name="gpu-pool-workload-sets-gpu-limit",
+    description="A workload other than a DaemonSet that the GPU pool accepts (it tolerates one of the pool's taints "
+    "or selects one of its labels, read from the Gcore cluster in the stack) has a container with a "
+    f"`{GPU_RESOURCE}` limit.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_gpu_pool_workloads,
+)
+
+
 POLICIES: Sequence[ResourceValidationPolicy | StackValidationPolicy] = (
     helm_chart_pinned,
     container_image_pinned,
@@ -426,4 +493,5 @@ POLICIES: Sequence[ResourceValidationPolicy | StackValidationPolicy] = (
     cluster_protected,
     gpu_pool_budget,
     gpu_scaled_workloads,
+    gpu_pool_workloads,
 )
