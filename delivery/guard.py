@@ -336,14 +336,16 @@ def render_markdown(findings: Sequence[Finding], *, stack: str | None, allowed: 
     return "\n".join(lines) + "\n"
 
 
-def _load_json(path: Path) -> Mapping[str, Any]:
+def load_json(path: Path) -> Mapping[str, Any]:
+    """A JSON object from `path`; OSError or ValueError when it cannot be read (callers exit 2)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: expected a JSON object")
     return data
 
 
-def _load_yaml(path: Path) -> Mapping[str, Any]:
+def load_plan(path: Path) -> Mapping[str, Any]:
+    """An offline plan file as a mapping; OSError or ValueError when it cannot be read (callers exit 2)."""
     import yaml  # only the plan mode needs PyYAML (a runtime dependency of the program)
 
     try:
@@ -372,10 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.mode == "preview":
-            findings, source = check_preview(_load_json(args.preview_json)), "pulumi preview"
+            findings, source = check_preview(load_json(args.preview_json)), "pulumi preview"
         else:
-            findings, source = check_plans(_load_yaml(args.old_plan), _load_yaml(args.new_plan)), "offline plan"
-        labels = labels_from_event(_load_json(args.event)) if args.event else set()
+            findings, source = check_plans(load_plan(args.old_plan), load_plan(args.new_plan)), "offline plan"
+        labels = labels_from_event(load_json(args.event)) if args.event else set()
     except (OSError, ValueError) as exc:
         print(f"delivery.guard: cannot read input: {exc}", file=sys.stderr)
         return 2

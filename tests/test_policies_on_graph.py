@@ -3,111 +3,32 @@
 tests/test_policies.py proves each rule on hand-made resources; this proves the pack and the program agree:
 `pulumi preview --policy-pack policy --policy-pack-config policy/config/<stack>.json` must pass on dev and
 prod as they are (a false positive would block every pull request), and each policy must still fire when the
-recorded graph is broken the way a careless change would break it. Resources reach the policies the way the
-analyzer builds them (pulumi_policy/policy.py `Analyze`, `AnalyzeStack`): props deserialized with secrets as
-plain values, numbers as floats, options from the registration (protect, timeouts in seconds), parents and
-dependencies as resource objects.
+recorded graph is broken the way a careless change would break it. The recording goes through the offline plan
+(`offline.plan.build_plan`) and `delivery.policy_check`, which presents it the way the analyzer does (numbers as
+floats, options from the registration with timeouts in seconds, parents and dependencies as resource objects,
+the CLI's config reconciliation): the same path a fork's pull request takes, so secrets appear as `[secret]`.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pulumi_policy import (
-    PolicyCustomTimeouts,
-    PolicyProviderResource,
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-)
-from pulumi_policy.proxy import unknown_checking_proxy
 
-from offline.engine import ROOT, RecordedResource, Recording
-from policy import gpu_policies as gp
-from tests.test_policies import CLUSTER, DEPLOYMENT, RELEASE, SCALED_OBJECT, _collect, engine
-from tests.test_schemas import unwrap
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
-_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-
-
-def policy_config(stack: str) -> dict[str, dict[str, Any]]:
-    """Per-policy properties from policy/config/<stack>.json, as the CLI hands them to the pack."""
-    raw = json.loads((ROOT / "policy" / "config" / f"{stack}.json").read_text())
-    return {name: values for name, values in raw.items() if isinstance(values, dict)}
-
-
-def seconds(duration: str) -> float:
-    """A Pulumi custom timeout (`90m`, `1h30m`) in seconds, as the analyzer receives it; '' is 0."""
-    return sum(float(n) * _SECONDS[unit] for n, unit in _DURATION.findall(duration))
-
-
-def props(res: RecordedResource) -> Any:
-    """Secrets as their values: `Analyze` deserializes props without keeping the secret marker."""
-    return unknown_checking_proxy(engine(unwrap(copy.deepcopy(dict(res.inputs)))))
-
-
-def options(res: RecordedResource) -> PolicyResourceOptions:
-    opts, timeouts = res.options, res.options["customTimeouts"]
-    return PolicyResourceOptions(
-        protect=opts["protect"],
-        ignore_changes=list(opts["ignoreChanges"]),
-        delete_before_replace=opts["deleteBeforeReplace"],
-        aliases=[],
-        custom_timeouts=PolicyCustomTimeouts(*(seconds(timeouts[k]) for k in ("create", "update", "delete"))),
-        additional_secret_outputs=list(opts["additionalSecretOutputs"]),
-        parent=res.parent or None,
-    )
-
-
-def provider(rec: Recording, res: RecordedResource) -> PolicyProviderResource | None:
-    if not res.provider:
-        return None  # the package's default provider
-    prov = rec.by_urn(res.provider.rsplit("::", 1)[0])
-    return PolicyProviderResource(prov.type, props(prov), prov.urn, prov.name)
-
-
-def stack_resources(rec: Recording) -> list[PolicyResource]:
-    """Every resource with its parent and dependencies linked, as `AnalyzeStack` links them."""
-    built = {
-        r.urn: PolicyResource(r.type, props(r), r.urn, r.name, options(r), provider(rec, r), None, [], {})
-        for r in rec.resources
-    }
-    for r in rec.resources:
-        policy_resource = built[r.urn]
-        policy_resource.parent = built.get(r.parent)
-        policy_resource.dependencies = [built[d] for d in r.dependencies if d in built]
-        policy_resource.property_dependencies = {
-            key: [built[d] for d in urns if d in built] for key, urns in r.property_dependencies.items()
-        }
-    return list(built.values())
+from delivery.policy_check import PlanGraph, read_config, run_policies, seconds
+from offline.engine import ROOT, Recording
+from offline.plan import build_plan
+from tests.test_policies import CLUSTER, DEPLOYMENT, RELEASE, SCALED_OBJECT
 
 
 def run_pack(rec: Recording, stack: str) -> dict[str, list[str]]:
     """Messages per policy name from every policy of the pack over `rec`, with `stack`'s policy config."""
-    config = policy_config(stack)
     reported: dict[str, list[str]] = {}
-    for policy in gp.POLICIES:
-        messages: list[str] = []
-        if isinstance(policy, ResourceValidationPolicy):
-            for res in rec.resources:
-                args = ResourceValidationArgs(
-                    res.type, props(res), res.urn, res.name, options(res), provider(rec, res), config.get(policy.name)
-                )
-                messages += [message for message, _ in _collect(policy, args)]
-        else:
-            args = StackValidationArgs(stack_resources(rec), config.get(policy.name))
-            messages += [message for message, _ in _collect(policy, args)]
-        if messages:
-            reported[policy.name] = messages
+    for violation in run_policies(build_plan(rec), read_config(ROOT / "policy" / "config" / f"{stack}.json")):
+        reported.setdefault(violation.policy, []).append(violation.message)
     return reported
 
 
@@ -131,7 +52,8 @@ def test_every_policy_passes_on_the_stack_as_configured(rec: Recording) -> None:
 
 
 def test_custom_timeouts_reach_the_policies_in_seconds(recordings: dict[str, Recording]) -> None:
-    timeouts = options(recordings["prod"].get("gpu-prod-cluster")).custom_timeouts
+    (cluster,) = [r for r in PlanGraph(build_plan(recordings["prod"])).policy_resources() if r.resource_type == CLUSTER]
+    timeouts = cluster.opts.custom_timeouts
     assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (5400, 5400, 3600)
     assert seconds("1h30m") == 5400 and seconds("") == 0
 
@@ -223,9 +145,9 @@ def test_the_same_graph_passes_where_the_stack_config_allows_it(recordings: dict
             for r in prod.resources
         ],
     )
-    dev_budget = policy_config("dev")["gpu-pool-hourly-budget"]["maxHourlyBudget"]
+    dev_budget = read_config(ROOT / "policy" / "config" / "dev.json")["gpu-pool-hourly-budget"].properties
 
     assert set(run_pack(unprotected, "prod")) == {"production-cluster-protected"}
     # Under dev's config only dev's smaller budget (prod's 4 nodes × 32.00 = 128.00) is exceeded.
     assert set(run_pack(unprotected, "dev")) == {"gpu-pool-hourly-budget"}
-    assert dev_budget < 128.0
+    assert dev_budget is not None and dev_budget["maxHourlyBudget"] < 128.0
