@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
 from delivery.policy_check import PlanGraph, PolicyFailed, main, reconcile_config, run_policies
@@ -215,6 +217,49 @@ def test_a_custom_gpu_pool_taint_is_learned_from_the_plan(
         f"- `{DEPLOYMENT}::inference-deployment`: gpu-workloads/inference runs on the GPU pool (tolerates its "
         f"taint `{CUSTOM_TAINT}`)" in report
     )
+
+
+def test_the_fork_review_script_reports_and_flags_a_violation(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
+    """.github/scripts/offline-plan-review.sh in this checkout (the base), with the pull request's plan as data."""
+    head = tmp_path / "head"
+    head.mkdir()
+    write_plan(head, plans["dev"], {f"{DEPLOYMENT}::inference-deployment": latest_image}).rename(head / "dev.yaml")
+    event, output = tmp_path / "event.json", tmp_path / "github_output"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "labels": []}}))
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_OUTPUT": str(output),
+        "PR_NUMBER": "7",
+    }
+    script = ROOT / ".github" / "scripts" / "offline-plan-review.sh"
+
+    result = subprocess.run(
+        ["bash", str(script), str(tmp_path / "base"), str(head), str(tmp_path / "comment"), "dev"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr  # the workflow's next step fails the job on the output
+    assert output.read_text().splitlines() == ["blocked=false", "policy_violated=true"]
+    comment = (tmp_path / "comment" / "comment.md").read_text()
+    assert "### Policy pack — `dev` (offline plan)\n\n**FAILED**: 1 mandatory violation;" in comment
+    assert f"- `{DEPLOYMENT}::inference-deployment`: Container `inference` of " in comment
+    diff = comment.split("````diff\n", 1)[1].split("````", 1)[0].splitlines()
+    changed = [line.replace(" ", "") for line in diff if line.startswith(("+ ", "- "))]
+    assert changed == ["-image:registry.example.com/gpu-app:1.4.2", "+image:registry.example.com/gpu-app:latest"]
+
+
+def test_the_fork_review_job_installs_the_pack_and_fails_on_the_output() -> None:
+    review = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())["jobs"]["offline-plan-review"]
+    runs = [step.get("run", "") for step in review["steps"]]
+    assert any("pip install" in run and "-r policy/requirements.txt" in run for run in runs)  # pulumi-policy
+    (fail,) = [step for step in review["steps"] if "outputs.policy_violated == 'true'" in step.get("if", "")]
+    assert "!cancelled()" in fail["if"] and "exit 1" in fail["run"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -187,6 +187,7 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
     """Run the review script with a stand-in `offline.plan` (the real one plans the program)."""
     work = tmp_path / "work"
     shutil.copytree(ROOT / "delivery", work / "delivery")
+    shutil.copytree(ROOT / "policy", work / "policy")  # the base checkout's policy pack and its config
     (work / "offline").mkdir(parents=True)
     (work / "offline" / "__init__.py").write_text("")
     (work / "offline" / "plan.py").write_text(
@@ -226,6 +227,7 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
     assert result.returncode == 0, result.stderr
     comment = (work / "comment" / "comment.md").read_text()
     assert "**BLOCKED**" in comment
+    assert "### Policy pack — `dev` (offline plan)\n\n**OK**: " in comment  # the fork review runs the policy pack
     assert "-      flavorId: bm3-ai-1xlarge-h100-80-8" in comment
     assert "+      flavorId: bm3-ai-ndp2-1xlarge-h100-80-8" in comment
     assert (work / "comment" / "pr-number").read_text().strip() == "7"

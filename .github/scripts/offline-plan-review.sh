@@ -2,18 +2,22 @@
 # Offline plan review of a pull request that gets no secrets (fork, Dependabot):
 #   offline-plan-review.sh <base-dir> <head-dir> <comment-dir> <stack>...
 # Plans each stack on the checked-out base branch into <base-dir>, diffs it against the pull request's plan
-# in <head-dir> (`git diff --no-index`), runs delivery.guard on the two plans, and writes <comment-dir>/comment.md
-# plus pr-number for plan-comment.yml. Sets the step output `blocked=true` when the guard blocks.
+# in <head-dir> (`git diff --no-index`), runs delivery.guard on the two plans and the base branch's policy pack
+# (delivery.policy_check, policy/config/<stack>.json) on the pull request's plan, and writes
+# <comment-dir>/comment.md plus pr-number for plan-comment.yml. Sets the step output `blocked=true` when the
+# guard blocks, and `policy_violated=true` when a mandatory policy is violated (the label does not allow that).
 set -euo pipefail
 base_dir=$1 head_dir=$2 out_dir=$3
 shift 3
 mkdir -p "$base_dir" "$out_dir"
 blocked=false
+policy_violated=false
 {
   echo "## Offline plan (no credentials)"
   echo
   echo "This pull request cannot run \`pulumi preview\` (no secrets for forks and Dependabot). Below is what"
-  echo "changes in each stack's desired state (\`python -m offline.plan\`, base branch → pull request)."
+  echo "changes in each stack's desired state (\`python -m offline.plan\`, base branch → pull request), and"
+  echo "the base branch's policy pack run over the pull request's plan."
 } > "$out_dir/comment.md"
 for stack in "$@"; do
   python -m offline.plan "$stack" --out "$base_dir/$stack.yaml"
@@ -28,9 +32,19 @@ for stack in "$@"; do
     1) blocked=true ;;
     *) exit "$rc" ;;
   esac
+  rc=0
+  python -m delivery.policy_check "$head_dir/$stack.yaml" --config "policy/config/$stack.json" \
+    --out "$out_dir/$stack.policy.md" > /dev/null || rc=$?
+  case "$rc" in
+    0) ;;
+    1) policy_violated=true ;;
+    *) exit "$rc" ;;
+  esac
   {
     echo
     cat "$out_dir/$stack.guard.md"
+    echo
+    cat "$out_dir/$stack.policy.md"
     echo
     if [ -s "$out_dir/$stack.diff" ]; then
       echo "<details><summary>Desired-state diff of <code>$stack</code></summary>"
@@ -46,3 +60,7 @@ for stack in "$@"; do
 done
 echo "${PR_NUMBER:?}" > "$out_dir/pr-number"
 echo "blocked=$blocked" >> "${GITHUB_OUTPUT:-/dev/null}"
+# Only when true: an unset output reads as '' in the workflow, the same as false.
+if [ "$policy_violated" = true ]; then
+  echo "policy_violated=true" >> "${GITHUB_OUTPUT:-/dev/null}"
+fi
