@@ -153,7 +153,10 @@ _ENTRY_FIELDS: dict[str, tuple[str, Any]] = {
         "a mapping of lists of references",
         lambda v: isinstance(v, Mapping) and all(_is_refs(refs) for refs in v.values()),
     ),
-    "options": ("a mapping", lambda v: isinstance(v, Mapping)),
+    "options": (
+        "a mapping (`customTimeouts` a mapping too)",
+        lambda v: isinstance(v, Mapping) and isinstance(v.get("customTimeouts") or {}, Mapping),
+    ),
     "inputs": ("a mapping", lambda v: isinstance(v, Mapping)),
 }
 

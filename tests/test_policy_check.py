@@ -274,9 +274,18 @@ def test_the_fork_review_job_installs_the_pack_and_fails_on_the_output() -> None
         "- just\n- a list\n",
         "stack: dev\nresources:\n- name: no-type\n",
         "stack: dev\nresources:\n- {type: t, name: n, options: 3}\n",
+        "stack: dev\nresources:\n- {type: t, name: n, options: {customTimeouts: 90m}}\n",
         "stack: dev\nresources:\n- {type: t, name: n, inputs: {a: 2020-01-01}}\n",
     ],
-    ids=["missing", "bad-yaml", "not-a-mapping", "entry-without-type", "options-not-a-mapping", "not-engine-values"],
+    ids=[
+        "missing",
+        "bad-yaml",
+        "not-a-mapping",
+        "entry-without-type",
+        "options-not-a-mapping",
+        "timeouts-not-a-mapping",
+        "not-engine-values",
+    ],
 )
 def test_an_unreadable_plan_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None) -> None:
     plan = tmp_path / "plan.yaml"
