@@ -16,7 +16,7 @@ from components import alerts, dashboards, scaling
 from components.cluster import GpuCluster, GpuClusterArgs, autoscaler_config
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.keda import Keda, KedaArgs
-from components.monitoring import Monitoring, MonitoringArgs
+from components.monitoring import Monitoring, MonitoringArgs, storage_spec
 from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces
 from stackconfig import load_stack_config
 
@@ -59,6 +59,11 @@ monitoring = Monitoring(
     MonitoringArgs(
         version=cfg.charts.kube_prometheus_stack,
         retention=cfg.monitoring.retention,
+        storage=(
+            storage_spec(cfg.monitoring.storage_size, cfg.monitoring.storage_class)
+            if cfg.monitoring.storage_size
+            else None
+        ),
         rule_groups=alerts.rule_groups(cfg, gpu_operator_namespace="gpu-operator", keda_namespace="keda"),
         dashboards=dashboards.dashboards(cfg),
         service_monitors={"keda-operator": alerts.keda_service_monitor("keda")},

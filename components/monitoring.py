@@ -34,8 +34,19 @@ def prometheus_url(namespace_name: str) -> str:
     return f"http://{FULLNAME}-prometheus.{namespace_name}.svc.cluster.local:{PROMETHEUS_PORT}"
 
 
+def storage_spec(size: str, storage_class: str | None) -> dict[str, Any]:
+    """A PersistentVolumeClaim template for Prometheus: retention means nothing on an emptyDir."""
+    claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+    if storage_class:
+        claim["storageClassName"] = storage_class
+    return {"volumeClaimTemplate": {"spec": claim}}
+
+
 def monitoring_values(
-    retention: str, namespace_name: str, extra: Mapping[str, Any] | None = None
+    retention: str,
+    namespace_name: str,
+    extra: Mapping[str, Any] | None = None,
+    storage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     values: dict[str, Any] = {
         "fullnameOverride": FULLNAME,
@@ -48,6 +59,7 @@ def monitoring_values(
                 "podMonitorSelectorNilUsesHelmValues": False,
                 "ruleSelectorNilUsesHelmValues": False,
                 "retention": retention,
+                **({"storageSpec": dict(storage)} if storage else {}),
             },
         },
         "alertmanager": {"service": {"type": "ClusterIP"}, "ingress": {"enabled": False}},
@@ -83,6 +95,8 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 class MonitoringArgs:
     version: str
     retention: str = "15d"
+    #: Prometheus volume (`storage_spec(...)`); None keeps the TSDB on an emptyDir.
+    storage: Mapping[str, Any] | None = None
     namespace: str = "monitoring"
     #: PrometheusRule `spec.groups` (alerts and recording rules).
     rule_groups: Sequence[Mapping[str, Any]] = field(default_factory=list)
@@ -116,7 +130,7 @@ class Monitoring(pulumi.ComponentResource):
         # Grafana reads its admin Secret at start: create it first, delete it last.
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
-            monitoring_values(args.retention, args.namespace, args.extra_values),
+            monitoring_values(args.retention, args.namespace, args.extra_values, args.storage),
             parent=self, timeout=900, depends_on=[admin],
         )
         self.prometheus_url = self.namespace.apply(prometheus_url)

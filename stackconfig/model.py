@@ -253,6 +253,10 @@ class ChartsConfig(_Model):
 
 class MonitoringConfig(_Model):
     retention: str = Field(default="15d", pattern=r"^\d+(ms|s|m|h|d|w|y)$")
+    #: Persistent volume for Prometheus' TSDB, e.g. "100Gi"; unset keeps it on an emptyDir (lost on restart).
+    storage_size: str | None = Field(default=None, pattern=r"^\d+(Mi|Gi|Ti)$")
+    #: Storage class of that volume; unset uses the cluster's default class.
+    storage_class: str | None = None
 
 
 class WakeTriggerConfig(_Model):

@@ -105,6 +105,7 @@ def test_config_objects_are_frozen() -> None:
         ({"charts": {"gpuOperator": "v23.9.1"}}, ["charts.gpuOperator", "'v23.9.1'", "no known compatibility matrix"]),
         ({"charts": {"kubePrometheusStack": "56.0.0"}}, ["charts.kubePrometheusStack", "not a supported major"]),
         ({"monitoring": {"retention": "15 days"}}, ["monitoring.retention", "'15 days'"]),
+        ({"monitoring": {"storageSize": "200GB"}}, ["monitoring.storageSize", "'200GB'"]),
     ],
 )
 def test_bad_value_is_refused_with_key_value_and_fix(changes: dict[str, Any], expected: list[str]) -> None:

@@ -229,3 +229,13 @@ def test_prometheus_operator_objects_wait_for_the_chart_crds(rec: Recording) -> 
     assert {r.type.rsplit(":", 1)[1] for r in crs} == {"PrometheusRule", "ServiceMonitor"}
     for res in crs:
         assert res.depends_on(release), f"{res.name} would race the CRDs it needs"
+
+
+def test_prometheus_keeps_its_data_where_asked(recordings: dict[str, Recording]) -> None:
+    dev = recordings["dev"].get("monitoring-release").inputs["values"]["prometheus"]["prometheusSpec"]
+    prod = recordings["prod"].get("monitoring-release").inputs["values"]["prometheus"]["prometheusSpec"]
+    assert "storageSpec" not in dev
+    claim = prod["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert claim["resources"]["requests"]["storage"] == "200Gi"
+    assert claim["accessModes"] == ["ReadWriteOnce"]
+    assert "storageClassName" not in claim, "unset storageClass means the cluster's default class"
