@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -40,6 +41,12 @@ def record() -> Callable[..., Recording]:
         return record_stack(stack, overrides, into=into)
 
     return run
+
+
+def cluster_name(rec: Recording) -> str:
+    """The Gcore cluster name the stack file sets (the component's name and its children's prefix)."""
+    stack_file = ROOT / f"Pulumi.{rec.stack}.yaml"
+    return yaml.safe_load(stack_file.read_text())["config"]["gpu-autoscaling:cluster"]["name"]
 
 
 def reference(*parts: str) -> Path:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-import yaml
 
 from components import scaling
-from offline.engine import ROOT, RecordedResource, Recording, Secret
+from offline.engine import RecordedResource, Recording, Secret
+from tests.conftest import cluster_name
 
 COMPONENT_PREFIX = "gpu-platform:"
 RELEASES = ("gpu-operator-release", "keda-release", "monitoring-release")
@@ -16,10 +16,6 @@ RELEASES = ("gpu-operator-release", "keda-release", "monitoring-release")
 
 def components(rec: Recording) -> list[RecordedResource]:
     return [r for r in rec.resources if r.type.startswith(COMPONENT_PREFIX)]
-
-
-def cluster_name(rec: Recording) -> str:
-    return yaml.safe_load((ROOT / f"Pulumi.{rec.stack}.yaml").read_text())["config"]["gpu-autoscaling:cluster"]["name"]
 
 
 def workloads(rec: Recording) -> list[str]:

@@ -24,7 +24,7 @@ from delivery import guard
 from offline import plan as offline_plan
 from offline.engine import MOCK_KUBECONFIG, ROOT, Recording
 from offline.plan import REDACTED, build_plan, plan_stack, render_mermaid, render_yaml
-from tests.test_graph import cluster_name
+from tests.conftest import cluster_name
 
 DASHBOARD = "kubernetes:core/v1:ConfigMap::monitoring-dashboard-gpu-autoscaling"
 RULES = "kubernetes:monitoring.coreos.com/v1:PrometheusRule::monitoring-gpu-rules"
