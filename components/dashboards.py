@@ -1,5 +1,8 @@
 """Grafana dashboards that show scaling happen: generated from the stack config, not hand-edited JSON.
 
+Built with Grafana's own grafana-foundation-sdk (its panel builders, grid placement and JSON encoder), so
+field names and the layout follow Grafana's dashboard schema instead of a hand-rolled copy of it.
+
 Two dashboards, loaded by kube-prometheus-stack's Grafana sidecar from ConfigMaps labelled
 `grafana_dashboard: "1"` (the chart's default `grafana.sidecar.dashboards.label`/`labelValue`):
 
@@ -18,91 +21,98 @@ workload's namespace, pod regex and threshold, which a variable could not.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
+from grafana_foundation_sdk.cog.builder import Builder
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from components import alerts, dcgm, scaling
 from stackconfig import StackConfig, WorkloadConfig
 
-DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
 #: Grid is 24 columns wide (Grafana's fixed dashboard width).
 GRID_WIDTH = 24
-SCHEMA_VERSION = 39
 TAGS = ["gpu-platform"]
 #: Subquery step for GPU-hours: one sample per minute, so `sum_over_time(...) / 60` is hours.
 HOURS_STEP = "1m"
 
+Panel = Builder[dm.Panel]
+
 
 class _Layout:
-    """Places panels left to right, wrapping rows, and numbers them (ids must be unique per dashboard)."""
+    """Rows and panels in reading order, numbered (ids must be unique per dashboard).
+
+    Placement (left to right, wrapping at the grid's width, a row header starting a new line) is the
+    grafana-foundation-sdk dashboard builder's own; this only gives each panel its size and id.
+    """
 
     def __init__(self) -> None:
-        self.panels: list[dict[str, Any]] = []
-        self._x = 0
-        self._y = 0
-        self._row_height = 0
-        self._id = 0
-
-    def _next_id(self) -> int:
-        self._id += 1
-        return self._id
+        self._items: list[tuple[str, Any]] = []
 
     def row(self, title: str) -> None:
-        self._newline()
-        self.panels.append({
-            "id": self._next_id(), "type": "row", "title": title, "collapsed": False,
-            "gridPos": {"x": 0, "y": self._y, "w": GRID_WIDTH, "h": 1}, "panels": [],
-        })
-        self._y += 1
+        self._items.append(("row", db.Row(title).id(len(self._items) + 1)))
 
-    def _newline(self) -> None:
-        if self._x:
-            self._y += self._row_height
-            self._x, self._row_height = 0, 0
+    def add(self, panel: Panel, w: int, h: int) -> None:
+        self._items.append(("panel", panel.id(len(self._items) + 1).span(w).height(h)))
 
-    def add(self, panel: dict[str, Any], w: int, h: int) -> None:
-        if self._x + w > GRID_WIDTH:
-            self._newline()
-        panel = {"id": self._next_id(), **panel, "gridPos": {"x": self._x, "y": self._y, "w": w, "h": h}}
-        self.panels.append(panel)
-        self._x += w
-        self._row_height = max(self._row_height, h)
+    def place(self, board: db.Dashboard) -> db.Dashboard:
+        for kind, item in self._items:
+            board = board.with_row(item) if kind == "row" else board.with_panel(item)
+        return board
 
 
-def _targets(*queries: tuple[str, str]) -> list[dict[str, Any]]:
-    return [
-        {"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": expr, "legendFormat": legend}
-        for i, (expr, legend) in enumerate(queries)
-    ]
+def _targets(panel: Panel, *queries: tuple[str, str], instant: bool = False) -> Panel:
+    for i, (expr, legend) in enumerate(queries):
+        query = prometheus.Dataquery().ref_id(chr(ord("A") + i)).datasource(DATASOURCE).expr(expr)
+        query = query.legend_format(legend)
+        if instant:
+            query = query.instant().format(PromQueryFormat.TABLE)
+        panel = panel.with_target(query)
+    return panel
 
 
 def _timeseries(title: str, description: str, *queries: tuple[str, str], unit: str = "short",
                 max_: float | None = None, thresholds: list[tuple[str, float | None]] | None = None,
-                stack: bool = False) -> dict[str, Any]:
-    defaults: dict[str, Any] = {"unit": unit, "custom": {"fillOpacity": 10, "lineWidth": 2}}
+                stack: bool = False) -> Panel:
+    panel = (
+        timeseries.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit)
+        .fill_opacity(10).line_width(2)
+        .legend(cb.VizLegendOptions().display_mode(cm.LegendDisplayMode.TABLE)
+                .placement(cm.LegendPlacement.RIGHT).show_legend(True).calcs(["lastNotNull", "max"]))
+        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING))
+    )
     if stack:
-        defaults["custom"]["stacking"] = {"mode": "normal"}
+        panel = panel.stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL))
     if max_ is not None:
-        defaults["max"] = max_
-        defaults["min"] = 0
+        panel = panel.min(0).max(max_)
     if thresholds:
-        defaults["thresholds"] = {"mode": "absolute", "steps": [{"color": c, "value": v} for c, v in thresholds]}
-        defaults["custom"]["thresholdsStyle"] = {"mode": "line"}
-    return {
-        "type": "timeseries", "title": title, "description": description, "datasource": DATASOURCE,
-        "targets": _targets(*queries), "fieldConfig": {"defaults": defaults, "overrides": []},
-        "options": {"legend": {"displayMode": "table", "placement": "right", "calcs": ["lastNotNull", "max"]},
-                    "tooltip": {"mode": "multi", "sort": "desc"}},
-    }
+        panel = panel.thresholds(
+            db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE)
+            .steps([dm.Threshold(value=v, color=c) for c, v in thresholds])
+        ).thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.LINE))
+    return _targets(panel, *queries)
 
 
-def _stat(title: str, description: str, expr: str, unit: str, decimals: int = 1) -> dict[str, Any]:
-    return {
-        "type": "stat", "title": title, "description": description, "datasource": DATASOURCE,
-        "targets": _targets((expr, "")),
-        "fieldConfig": {"defaults": {"unit": unit, "decimals": decimals}, "overrides": []},
-        "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
-                    "colorMode": "value", "graphMode": "none", "textMode": "value"},
-    }
+def _stat(title: str, description: str, expr: str, unit: str, decimals: int = 1) -> Panel:
+    panel = (
+        stat.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit).decimals(decimals)
+        .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).fields("").values(False))
+        .color_mode(cm.BigValueColorMode.VALUE).graph_mode(cm.BigValueGraphMode.NONE)
+        .text_mode(cm.BigValueTextMode.VALUE)
+    )
+    return _targets(panel, (expr, ""))
+
+
+def _table(title: str, description: str, expr: str) -> Panel:
+    panel = table.Panel().title(title).description(description).datasource(DATASOURCE).show_header(True)
+    return _targets(panel, (expr, ""), instant=True)
 
 
 def _hours(expr: str) -> str:
@@ -205,41 +215,29 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
         _hours(_wl(alerts.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
 
 
-def _variables(price: bool) -> dict[str, Any]:
-    variables: list[dict[str, Any]] = [{
-        "name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
-        "current": {}, "hide": 0, "refresh": 1,
-    }]
+def _dashboard(uid: str, title: str, description: str, layout: _Layout, price: bool = False) -> dict[str, Any]:
+    board = (
+        db.Dashboard(title).uid(uid).description(description).tags(TAGS).readonly()
+        .time("now-6h", "now").refresh("30s").timezone("").tooltip(dm.DashboardCursorSync.CROSSHAIR)
+        .with_variable(db.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
+        .link(db.DashboardLink("GPU platform").type(dm.DashboardLinkType.DASHBOARDS).tags(TAGS).as_dropdown(False))
+    )
     if price:
-        variables.append({
-            "name": "gpu_hour_price", "label": "Price per GPU-hour", "type": "textbox", "query": "0",
-            "current": {"text": "0", "value": "0"}, "hide": 0,
-        })
-    return {"list": variables}
-
-
-def _dashboard(uid: str, title: str, description: str, panels: list[dict[str, Any]],
-               price: bool = False) -> dict[str, Any]:
-    return {
-        "uid": uid, "title": title, "description": description, "tags": TAGS, "editable": False,
-        "schemaVersion": SCHEMA_VERSION, "time": {"from": "now-6h", "to": "now"}, "refresh": "30s",
-        "timezone": "", "graphTooltip": 1, "templating": _variables(price), "annotations": {"list": []},
-        "links": [{"type": "dashboards", "tags": TAGS, "title": "GPU platform", "asDropdown": False}],
-        "panels": panels,
-    }
+        board = board.with_variable(
+            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value("0"))
+    # The SDK's own JSON encoder gives Grafana's field names; the round trip makes it a plain dict.
+    return json.loads(JSONEncoder(sort_keys=True).encode(layout.place(board).build()))
 
 
 def _health(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     layout.row("Alerts")
     names = "|".join(sorted(alerts.alert_names(alerts.rule_groups(cfg))))
-    layout.add({
-        "type": "table", "title": "Firing GPU platform alerts", "datasource": DATASOURCE,
-        "description": "Alerts of the gpu-platform PrometheusRule that fire now (descriptions hold the runbook).",
-        "targets": [{**_targets((f'ALERTS{{alertstate="firing",alertname=~"{names}"}}', ""))[0],
-                     "instant": True, "format": "table"}],
-        "fieldConfig": {"defaults": {}, "overrides": []}, "options": {"showHeader": True},
-    }, 24, 6)
+    layout.add(_table(
+        "Firing GPU platform alerts",
+        "Alerts of the gpu-platform PrometheusRule that fire now (descriptions hold the runbook).",
+        f'ALERTS{{alertstate="firing",alertname=~"{names}"}}',
+    ), 24, 6)
     layout.row("GPUs")
     layout.add(_timeseries(
         "GPU temperature", f"Warning above {alerts.GPU_TEMP_WARNING_C} °C, critical above "
@@ -276,7 +274,7 @@ def _health(cfg: StackConfig) -> dict[str, Any]:
          "{{namespace}}/{{scaledObject}} {{metric}}"),
     ), 12, 8)
     return _dashboard("gpu-platform-health", "GPU platform health",
-                      "GPU temperatures and XIDs, DCGM scrape health, KEDA errors and firing alerts.", layout.panels)
+                      "GPU temperatures and XIDs, DCGM scrape health, KEDA errors and firing alerts.", layout)
 
 
 def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
@@ -287,7 +285,7 @@ def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     return _dashboard(
         "gpu-platform-autoscaling", "GPU autoscaling",
         "How the GPU workloads and the GPU pool scale: replicas against the metric, nodes against the pool's "
-        "limits, GPU-hours.", layout.panels, price=True,
+        "limits, GPU-hours.", layout, price=True,
     )
 
 
