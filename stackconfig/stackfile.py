@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import io
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,10 +75,11 @@ def _problem(path: Path, text: str, exc: MarkedYAMLError) -> Problem:
     lines = text.splitlines()
     source = lines[mark.line].strip(" ") if mark and mark.line < len(lines) else ""
     problem = (exc.problem or "is not valid YAML").strip()
-    if "duplicate key" in problem:
-        fix = "keep one of the two: YAML would silently use only the last one"
-        if exc.context_mark is not None:
-            problem += f" (in the mapping that starts at line {exc.context_mark.line + 1})"
+    duplicate = re.match(r'found duplicate key "(.*?)" with value', problem)
+    if duplicate:
+        start = f" (the mapping starts at line {exc.context_mark.line + 1})" if exc.context_mark else ""
+        problem = f'gives the key "{duplicate.group(1)}" a second time{start}'
+        fix = "keep one of the two and merge them: YAML would silently use only the last one"
     elif "'\\t'" in problem:
         fix = "indent with spaces: YAML does not allow tabs for indentation"
     else:
