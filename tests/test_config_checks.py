@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stackconfig import ConfigError, load_stack_config
+from stackconfig import ConfigError, GpuPoolConfig, load_stack_config
 from stackconfig.__main__ import main as stackconfig_main
 from stackconfig.check import check_config
 from stackconfig.flavors import GPU_FLAVORS, gpus_of
@@ -136,6 +136,8 @@ def test_gpu_count_comes_only_from_the_flavor_table() -> None:
     assert gpus_of("bm3-ai-1xlarge-h100-80-8") == 8
     assert gpus_of("bm3-ai-1xlarge-h100-80") is None  # not 80
     assert all(f.gpus == 8 for f in GPU_FLAVORS.values())
+    assert GpuPoolConfig(flavor="bm3-ai-1xlarge-h100-80").gpus == 0  # unknown, refused by the rules
+    assert GpuPoolConfig(flavor="bm3-ai-1xlarge-h200-141-8").gpus == 8
 
 
 def test_a_flavor_with_its_count_dropped_gets_did_you_mean() -> None:
