@@ -30,6 +30,14 @@ from stackconfig.errors import ConfigError, Problem
 #: endpoint, the Kubernetes and random providers' settings, and Pulumi's own `pulumi:` keys. Anything else in a
 #: stack file is read by nobody.
 KNOWN_NAMESPACES = ("gcore", "kubernetes", "random", "pulumi")
+#: The Gcore v0 provider's config keys (G-Core/terraform-provider-gcore v0.34.3, docs/index.md "Schema", in Pulumi's
+#: camelCase): a misspelled `gcore:permanentApiTokn` would leave the provider without its token until it first
+#: calls the API. `gcore:apiKey` is the v2 provider's name and is refused here too.
+GCORE_KEYS = (
+    "apiEndpoint", "gcoreApi", "gcoreCdnApi", "gcoreClientId", "gcoreCloudApi", "gcoreDnsApi", "gcoreFastedgeApi",
+    "gcorePlatform", "gcorePlatformApi", "gcoreStorageApi", "gcoreWaapApi", "ignoreCredsAuthError", "password",
+    "permanentApiToken", "userName",
+)
 
 
 class StackFileError(ConfigError):
@@ -127,10 +135,16 @@ def namespace_problems(keys: Iterable[str], project: str, where: Mapping[str, st
     out = []
     for full in keys:
         namespace, sep, key = full.partition(":")
+        position = f" ({where[full]})" if where and full in where else ""
+        if namespace == "gcore" and key not in GCORE_KEYS:
+            guess = difflib.get_close_matches(key, GCORE_KEYS, n=1, cutoff=0.6)
+            hint = f"did you mean 'gcore:{guess[0]}'? " if guess else ""
+            out.append(Problem(full, key, f"is not a config key of the Gcore provider v0{position}",
+                               f"{hint}valid keys: {', '.join(GCORE_KEYS)}"))
+            continue
         if not sep or namespace in allowed:
             continue
         guess = difflib.get_close_matches(namespace, allowed, n=1, cutoff=0.6)
-        position = f" ({where[full]})" if where and full in where else ""
         hint = f"did you mean '{guess[0]}:{key}'? " if guess else ""
         out.append(Problem(full, namespace,
                            f"is not a config namespace this program reads{position}: the value would be ignored "

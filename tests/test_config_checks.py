@@ -124,6 +124,16 @@ def test_provider_namespaces_are_fine_and_the_engine_config_is_checked_too(recor
         record("dev", **{"gpu-autoscalling:gpuPool": {"maxNodes": 4}})
 
 
+def test_a_misspelled_gcore_provider_key_is_refused_with_a_suggestion() -> None:
+    with pytest.raises(ConfigError) as exc:
+        check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gcore:permanentApiTokn": "x", "gcore:apiKey": "y"},
+                     "gpu-autoscaling")
+    message = str(exc.value)
+    assert "gcore:permanentApiTokn: 'permanentApiTokn' is not a config key of the Gcore provider v0" in message
+    assert "did you mean 'gcore:permanentApiToken'?" in message
+    assert "gcore:apiKey: 'apiKey'" in message
+
+
 def test_an_unknown_project_key_is_refused_with_a_suggestion() -> None:
     with pytest.raises(ConfigError, match="gpuPools: .* not a known key .*did you mean 'gpuPool'"):
         check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gpu-autoscaling:gpuPools": {}}, "gpu-autoscaling")
