@@ -277,3 +277,28 @@ def test_type_errors_units_flavor_and_cross_key_rules_are_reported_together() ->
     # A dropped value is reported once, as given, not again through its default.
     assert message.count("gpuPool.minNodes") == 1
     assert "workloads[1].name" not in message
+
+
+def test_the_program_reads_its_stack_file_strictly_before_its_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pulumi up` hands the program config, not the file: __main__.py checks the file beside it itself.
+
+    The engine's own strict reader is replaced by a lenient one here, so only the program can catch the duplicate.
+    """
+    import pulumi
+    import yaml
+
+    from offline import engine
+
+    (tmp_path / "__main__.py").symlink_to(ROOT / "__main__.py")
+    twice = "  gpu-autoscaling:protect: false\n  gpu-autoscaling:protect: true\n"
+    stack = (ROOT / "Pulumi.dev.yaml").read_text() + twice
+    project(tmp_path, stack)
+    monkeypatch.setattr(engine, "_read_stack_config",
+                        lambda path: yaml.safe_load(path.read_text())["config"])  # last one wins, silently
+    seen = engine.Recording("dev")
+    with pytest.raises(pulumi.RunError) as exc:
+        engine.record_program(tmp_path, "dev", into=seen)
+    assert "Pulumi.dev.yaml:" in str(exc.value) and 'the key "gpu-autoscaling:protect" a second time' in str(exc.value)
+    assert seen.resources == []
