@@ -144,6 +144,7 @@ PROMETHEUS_DURATION = re.compile(r"^\d+(ms|s|m|h|d|w|y)$")
 
 
 def _is_number(value: Any) -> bool:
+    """A YAML number or a string of digits: a quantity whose unit was left out."""
     return (isinstance(value, int | float) and not isinstance(value, bool)) or (
         isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip()) is not None
     )
