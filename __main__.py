@@ -6,8 +6,7 @@ connects them, so that tests and the offline plan run exactly what `pulumi up` r
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from pathlib import Path
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -18,25 +17,29 @@ from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.keda import Keda, KedaArgs
 from components.monitoring import Monitoring, MonitoringArgs, storage_spec
 from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces
-from stackconfig import load_stack_config
+from stackconfig import ConfigError, StackConfig
+from stackconfig.check import check_config
+from stackconfig.stackfile import read_stack_file
 
 
-def project_config() -> dict[str, Any]:
-    """Every `<project>:<key>` of the stack, structured values decoded, so unknown keys can be refused."""
-    prefix = f"{pulumi.get_project()}:"
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not key.startswith(prefix):
-            continue
-        try:
-            out[key.removeprefix(prefix)] = json.loads(value) if isinstance(value, str) else value
-        except json.JSONDecodeError:
-            out[key.removeprefix(prefix)] = value
-    return out
+class InvalidStackConfig(ConfigError, pulumi.RunError):
+    """A RunError, so that `pulumi up` prints the problems without a traceback: the Python language host logs a
+    RunError's message alone (pulumi/pulumi, sdk/python/cmd/pulumi-language-python-exec)."""
 
 
-cfg = load_stack_config(project_config())
+def stack_config() -> StackConfig:
+    """The stack file's YAML (duplicate keys, tabs) when it is beside the program, then every config key."""
+    stack_file = Path(__file__).parent / f"Pulumi.{pulumi.get_stack()}.yaml"
+    try:
+        if stack_file.exists():
+            read_stack_file(stack_file)
+        everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+        return check_config(everything, pulumi.get_project())
+    except ConfigError as exc:
+        raise InvalidStackConfig(exc.problems) from None
+
+
+cfg = stack_config()
 pool = cfg.gpu_pool
 
 gpu_cluster = GpuCluster(

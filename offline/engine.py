@@ -225,13 +225,27 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
     return mocks, RecordingMonitor(mocks)
 
 
+def _read_stack_config(path: Path) -> dict[str, Any]:
+    """`config:` of a stack file, read strictly: a duplicate key, a tab or a syntax error is refused, not guessed.
+
+    This repository's reader gives file:line:column (a ConfigError); the engine can also run a project that does
+    not put this repository on sys.path before its program starts (examples/consumer), where ruamel.yaml's own
+    loader refuses the same mistakes with its own message.
+    """
+    try:
+        from stackconfig.stackfile import read_stack_file
+    except ImportError:
+        from ruamel.yaml import YAML
+
+        return dict((YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}).get("config") or {})
+    return dict(read_stack_file(path).config)
+
+
 def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, str], list[str]]:
     """Project name, config as the CLI passes it (`<ns>:<key>` -> string/JSON), and the secret keys."""
     project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
-    stack_file = project_dir / f"Pulumi.{stack}.yaml"
-    data = yaml.safe_load(stack_file.read_text()) or {}
     config, secret_keys = {}, []
-    for key, value in (data.get("config") or {}).items():
+    for key, value in _read_stack_config(project_dir / f"Pulumi.{stack}.yaml").items():
         full = key if ":" in key else f"{project}:{key}"
         if isinstance(value, dict) and set(value) == {"secure"}:
             config[full] = "offline-placeholder-secret"

@@ -252,9 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"offline.plan: {args.stack}: {exc}", file=sys.stderr)
         return 2
-    except ConfigError as exc:
+    except ConfigError as exc:  # a config mistake (2), told apart from a crash of the program (1)
         print(f"offline.plan: {args.stack}: {exc}", file=sys.stderr)
-        return 1
+        return 2
 
     text, diagram = render_yaml(plan), render_mermaid(plan)
     out = args.out or f"plan/{args.stack}.yaml"

@@ -8,13 +8,15 @@ Stack files state only what differs from these defaults (the ai-on-gke pool-spec
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -23,8 +25,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from stackconfig import versions
-from stackconfig.errors import ConfigError, Problem, from_validation_error
+from stackconfig import flavors, versions
+from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
+from stackconfig.packing import pack
 
 # --- value rules -------------------------------------------------------------------------------
 
@@ -133,6 +136,75 @@ def _env(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+# --- values in the wrong unit (docs/configuration-checks.md) ---------------------------------------------------
+#: Kubernetes quantities (k8s.io/apimachinery resource.Quantity): a bare number of memory is bytes, `m` is 1/1000.
+MEMORY_QUANTITY = re.compile(r"^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)$")
+CPU_QUANTITY = re.compile(r"^(\d+(\.\d+)?|\d+m)$")
+PROMETHEUS_DURATION = re.compile(r"^\d+(ms|s|m|h|d|w|y)$")
+
+
+def _is_number(value: Any) -> bool:
+    """A YAML number or a string of digits: a quantity whose unit was left out."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)) or (
+        isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip()) is not None
+    )
+
+
+def _memory(value: Any) -> Any:
+    if value is None:
+        return value
+    if _is_number(value):
+        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare memory number as bytes",
+                       f"write '{value}Gi' (or Mi)")
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?m", value):
+        raise _invalid("'m' means 1/1000 (millibytes) in Kubernetes quantities", f"write '{value[:-1]}Mi'")
+    if not isinstance(value, str) or not MEMORY_QUANTITY.match(value):
+        raise _invalid("is not a Kubernetes memory quantity", "write it like '64Gi' or '512Mi'")
+    return value
+
+
+def _cpu(value: Any) -> Any:
+    if _is_number(value):  # cores: 8, 0.5 and "8" are all valid quantities
+        value = str(value)
+    if value is not None and (not isinstance(value, str) or not CPU_QUANTITY.match(value)):
+        raise _invalid("is not a Kubernetes CPU quantity", "write cores like '8' or '0.5', or millicores like '500m'")
+    return value
+
+
+def _storage_size(value: Any) -> Any:
+    if value is None:
+        return value
+    if _is_number(value):
+        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare size as bytes", f"write '{value}Gi'")
+    if not isinstance(value, str) or not re.fullmatch(r"\d+(Mi|Gi|Ti)", value):
+        raise _invalid("is not a volume size in Mi, Gi or Ti", "write it like '200Gi'")
+    return value
+
+
+def _retention(value: Any) -> Any:
+    if _is_number(value):
+        raise _invalid(f"{value} has no unit, and Prometheus reads retention as a duration", f"write '{value}d'")
+    if not isinstance(value, str) or not PROMETHEUS_DURATION.match(value):
+        raise _invalid("is not a Prometheus duration", "write it like '15d' or '36h' (units ms, s, m, h, d, w, y)")
+    return value
+
+
+def _percent(value: float) -> float:
+    if value <= 1:
+        raise _invalid(
+            f"looks like a fraction, but this is a percentage: {value} would hold each GPU at {value} % utilisation, "
+            "so the workload would sit at maxReplicas under any load",
+            f"write {value * 100:g} for {value * 100:g} %",
+        )
+    return value
+
+
+MemoryQuantity = Annotated[str | None, BeforeValidator(_memory)]
+CpuQuantity = Annotated[str | None, BeforeValidator(_cpu)]
+StorageSize = Annotated[str | None, BeforeValidator(_storage_size)]
+Retention = Annotated[str, BeforeValidator(_retention)]
+Percent = Annotated[float, AfterValidator(_percent)]
+
 GcoreName = Annotated[str, AfterValidator(_gcore_name)]
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
@@ -211,18 +283,20 @@ class GpuPoolConfig(_Model):
     taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
     #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
     provision_minutes: int = Field(default=35, ge=5, le=120)
+    #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
+    accept_unlisted_flavor: bool = False
 
     @property
     def gpus(self) -> int:
-        """GPUs per node: explicit, else the trailing count of the flavor id (bm3-ai-...-h100-80-8 -> 8)."""
+        """GPUs per node: explicit, else from the flavor table (stackconfig/flavors.py), never from the id."""
         if self.gpus_per_node is not None:
             return self.gpus_per_node
         return derived_gpus(self.flavor) or 0
 
 
 def derived_gpus(flavor: str) -> int | None:
-    match = re.search(r"-(\d+)$", flavor)
-    return int(match.group(1)) if match else None
+    """Only the table knows a flavor's GPU count: `bm3-ai-1xlarge-h100-80` is not 80 GPUs."""
+    return flavors.gpus_of(flavor)
 
 
 class SystemPoolConfig(_Model):
@@ -252,9 +326,9 @@ class ChartsConfig(_Model):
 
 
 class MonitoringConfig(_Model):
-    retention: str = Field(default="15d", pattern=r"^\d+(ms|s|m|h|d|w|y)$")
+    retention: Retention = "15d"
     #: Persistent volume for Prometheus' TSDB, e.g. "100Gi"; unset keeps it on an emptyDir (lost on restart).
-    storage_size: str | None = Field(default=None, pattern=r"^\d+(Mi|Gi|Ti)$")
+    storage_size: StorageSize = None
     #: Storage class of that volume; unset uses the cluster's default class.
     storage_class: str | None = None
 
@@ -271,8 +345,8 @@ class WakeTriggerConfig(_Model):
 
 
 class ResourcesConfig(_Model):
-    cpu: str | None = None
-    memory: str | None = None
+    cpu: CpuQuantity = None
+    memory: MemoryQuantity = None
 
 
 class WorkloadConfig(_Model):
@@ -289,7 +363,7 @@ class WorkloadConfig(_Model):
     min_replicas: int = Field(default=1, ge=0)
     max_replicas: int = Field(ge=1)
     #: Average utilisation per GPU (%) the workload is scaled to hold.
-    target_utilization: float = Field(default=60, gt=0, le=100)
+    target_utilization: Percent = Field(default=60, gt=0, le=100)
     polling_interval: int = Field(default=15, ge=5, le=300)
     #: Seconds of lower recommendations before the HPA removes replicas (GPU pods start slowly).
     scale_down_stabilization_seconds: int = Field(default=300, ge=0, le=3600)
@@ -381,9 +455,6 @@ def _pool_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("gpuPool.flavor", p.flavor, "is not a bare-metal GPU flavor (bm<gen>-ai-...)",
                            "use a flavor such as 'bm3-ai-1xlarge-h100-80-8' (list: GET /cloud/v1/k8s/"
                            "{project}/{region}/flavors)"))
-    if p.gpus_per_node is None and derived_gpus(p.flavor) is None:
-        out.append(Problem("gpuPool.gpusPerNode", None, "cannot be derived from the flavor id",
-                           "set gpuPool.gpusPerNode to the flavor's GPU count"))
     if p.max_nodes <= p.min_nodes:
         out.append(Problem("gpuPool.maxNodes", p.max_nodes,
                            f"must be greater than gpuPool.minNodes ({p.min_nodes}), or the autoscaler never "
@@ -489,22 +560,193 @@ def _workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.fallbackReplicas", w.fallback_replicas,
                                f"is outside minReplicas..maxReplicas ({w.min_replicas}..{w.max_replicas})",
                                "pick a value in that range"))
-    total = sum(w.max_replicas * w.gpus_per_pod for w in cfg.workloads)
-    if gpus_per_node and total > cfg.max_gpus:
-        out.append(Problem("workloads[*].maxReplicas", total,
-                           f"GPUs requested at maxReplicas exceed the pool's capacity of {cfg.max_gpus} "
-                           f"({cfg.gpu_pool.max_nodes} nodes × {gpus_per_node} GPUs); pods would stay Pending",
-                           "lower maxReplicas × gpusPerPod or raise gpuPool.maxNodes"))
     return out
+
+
+# --- flavor table, units, bin-packing (docs/configuration-checks.md) ------------------------------------------
+
+#: Value types of Gcore's Cluster Autoscaler flags (kubernetes/autoscaler, cluster-autoscaler/FAQ.md, "What are the
+#: parameters to CA?"). Durations are Go durations (time.ParseDuration needs a unit: "20" is refused, "20m" is not).
+AUTOSCALER_DURATIONS = (
+    "max-node-provision-time", "new-pod-scale-up-delay", "scale-down-delay-after-add", "scale-down-delay-after-delete",
+    "scale-down-delay-after-failure", "scale-down-unneeded-time", "scale-down-unready-time", "scan-interval",
+)
+AUTOSCALER_INTS = ("expendable-pods-priority-cutoff", "max-empty-bulk-delete", "max-graceful-termination-sec",
+                   "ok-total-unready-count")
+AUTOSCALER_BOOLS = ("balance-similar-node-groups", "ignore-daemonsets-utilization", "scale-down-enabled",
+                    "skip-nodes-with-custom-controller-pods", "skip-nodes-with-local-storage",
+                    "skip-nodes-with-system-pods")
+GO_DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
+
+
+def _flavor_problems(cfg: StackConfig) -> list[Problem]:
+    """The GPU count comes from the flavor table only; an unlisted flavor needs an explicit, acknowledged count."""
+    p = cfg.gpu_pool
+    listed = flavors.gpus_of(p.flavor)
+    table = f"the table of Gcore's bare-metal GPU flavors (stackconfig/flavors.py, checked {flavors.CHECKED})"
+    if listed is not None:
+        out = []
+        if p.gpus_per_node is not None and p.gpus_per_node != listed:
+            out.append(Problem("gpuPool.gpusPerNode", p.gpus_per_node,
+                               f"contradicts {table}: {p.flavor} has {listed} GPUs per node",
+                               "remove gpuPool.gpusPerNode (it is derived from the flavor)"))
+        if p.accept_unlisted_flavor:
+            out.append(Problem("gpuPool.acceptUnlistedFlavor", True, f"is set, but {p.flavor} is in {table}",
+                               "remove gpuPool.acceptUnlistedFlavor"))
+        return out
+    if p.accept_unlisted_flavor:
+        if p.gpus_per_node is None:
+            return [Problem("gpuPool.gpusPerNode", None,
+                            f"is required with gpuPool.acceptUnlistedFlavor: {p.flavor} is not in {table}",
+                            "set gpuPool.gpusPerNode to the GPUs of one node of that flavor (Gcore's flavor list)")]
+        return []
+    guess = flavors.closest(p.flavor)
+    hint = f"did you mean '{guess}'? " if guess else ""
+    return [Problem("gpuPool.flavor", p.flavor,
+                    f"is not in {table}, so its GPUs per node are unknown",
+                    f"{hint}use one of {', '.join(flavors.GPU_FLAVORS)}; for a flavor newer than the table set "
+                    "gpuPool.gpusPerNode and gpuPool.acceptUnlistedFlavor: true")]
+
+
+def _autoscaler_problems(cfg: StackConfig) -> list[Problem]:
+    """Cluster Autoscaler flags in the unit the autoscaler parses (a bare number is no duration)."""
+    out = []
+    for key, value in cfg.cluster.autoscaler.items():
+        where = f"cluster.autoscaler.{key}"
+        if key in AUTOSCALER_DURATIONS and value != "0" and not GO_DURATION.match(value):
+            fix = f"write '{value}m' or '{value}s'" if _is_number(value) else "write it like '20m' or '90s'"
+            out.append(Problem(where, value, "is not a duration with a unit (the autoscaler would refuse to start)",
+                               fix))
+        elif key in AUTOSCALER_INTS and not re.fullmatch(r"-?\d+", value):
+            out.append(Problem(where, value, "is not a whole number", "write a whole number such as '10'"))
+        elif key in AUTOSCALER_BOOLS and value not in ("true", "false"):
+            out.append(Problem(where, value, "is not a boolean", "write true or false"))
+        elif key == "scale-down-utilization-threshold" and not (
+            re.fullmatch(r"\d+(\.\d+)?", value) and float(value) <= 1
+        ):
+            out.append(Problem(where, value, "is a fraction of a node's requested resources, between 0 and 1",
+                               "write 0.5 for 50 %"))
+        elif key == "max-total-unready-percentage" and not (
+            re.fullmatch(r"\d+(\.\d+)?", value) and float(value) <= 100
+        ):
+            out.append(Problem(where, value, "is a percentage between 0 and 100", "write 45 for 45 %"))
+    return out
+
+
+def _packing_problems(cfg: StackConfig) -> list[Problem]:
+    """All workloads at their peak, pod by pod, onto maxNodes nodes (first-fit decreasing, stackconfig/packing.py).
+
+    Runs only when each workload fits the pool on its own (else fit_problems already named the workload).
+    """
+    gpus, nodes = cfg.gpu_pool.gpus, cfg.gpu_pool.max_nodes
+    if not gpus or not cfg.workloads or any(fit_problems("", w, gpus, nodes) for w in cfg.workloads):
+        return []
+    pods = [w.gpus_per_pod for w in cfg.workloads for _ in range(w.max_replicas)]
+    if pack(pods, gpus, nodes) is not None:
+        return []
+    total = sum(pods)
+    peak = " + ".join(f"{w.max_replicas}×{w.gpus_per_pod} GPU ({w.name})" for w in cfg.workloads)
+    return [Problem("workloads[*].maxReplicas", total,
+                    f"GPUs at maxReplicas ({peak}) cannot be placed on {nodes} node(s) of {gpus} GPUs (capacity of "
+                    f"{cfg.max_gpus}): pods are not split across nodes, and first-fit decreasing leaves pods over; "
+                    "they would stay Pending and stall the HPA",
+                    "lower maxReplicas or gpusPerPod, or raise gpuPool.maxNodes")]
+
+
+# --- type errors and cross-key rules in one run ----------------------------------------------------------------
+
+
+def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
+    """Delete the value at `loc` in nested dicts/lists; False if it is not there."""
+    node = data
+    for part in loc[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        del node[loc[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+
+
+def _validate_what_validates(
+    raw: dict[str, Any],
+) -> tuple[list[Problem], StackConfig | None, dict[str, list[int]], set[str]]:
+    """Validate; on errors, drop each bad value (its default applies) and validate again, so that the cross-key
+    rules still run on everything that was valid. A required value that is bad drops its list item (a workload);
+    outside a list nothing can stand in for it, and the rules are skipped (None).
+
+    Returns the type problems, the config (or None), per list with dropped items the stack-file indexes of the
+    items kept, and the key paths that were dropped (rule problems about those would only be about defaults).
+    """
+    data = copy.deepcopy(raw)
+    problems: list[Problem] = []
+    dropped: set[str] = set()
+    kept: dict[str, list[int]] = {}
+    for round_ in range(10):
+        try:
+            return problems, StackConfig.model_validate(data), kept, dropped
+        except ValidationError as exc:
+            if round_ == 0:  # later rounds only see what the pruning caused (a dropped required key)
+                problems = from_validation_error(exc, KNOWN_KEYS)
+            values: set[tuple[str | int, ...]] = set()
+            items: set[tuple[str | int, ...]] = set()
+            for err in exc.errors():
+                loc = _clean(err["loc"])
+                if err["type"] == "missing":  # required: drop the list item holding it, if any
+                    index = max((i for i, p in enumerate(loc) if isinstance(p, int)), default=None)
+                    if index is None:
+                        return problems, None, kept, dropped
+                    loc = loc[: index + 1]
+                if loc:
+                    (items if isinstance(loc[-1], int) else values).add(loc)
+            if not values and not items:
+                return problems, None, kept, dropped
+            for loc in values:  # dict keys: deleting one does not move any other
+                if _drop(data, loc):
+                    dropped.add(_original_key(key_path(loc), kept))
+            for loc in sorted(items, key=lambda t: tuple(str(p).zfill(8) for p in t), reverse=True):
+                parent = data
+                for part in loc[:-1]:
+                    parent = parent[part]
+                section = key_path(loc[:-1])
+                kept.setdefault(section, list(range(len(parent))))
+                dropped.add(_original_key(key_path(loc), kept))
+                del kept[section][int(loc[-1])]
+                del parent[int(loc[-1])]
+    return problems, None, kept, dropped
+
+
+def _original_key(key: str, kept: dict[str, list[int]]) -> str:
+    """A key path into the pruned lists, with each list index as it stands in the stack file."""
+    for section, indexes in kept.items():
+        match = re.match(rf"^{re.escape(section)}\[(\d+)\]", key)
+        if match and int(match.group(1)) < len(indexes):
+            key = f"{section}[{indexes[int(match.group(1))]}]" + key[match.end():]
+    return key
 
 
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
-    try:
-        cfg = StackConfig.model_validate(dict(raw))
-    except ValidationError as exc:
-        raise ConfigError(from_validation_error(exc, KNOWN_KEYS)) from None
-    problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg)]
+    problems, cfg, kept, dropped = _validate_what_validates(dict(raw))
+    if cfg is not None:
+        rules: list[Callable[[StackConfig], list[Problem]]] = [
+            _cluster_problems, _pool_problems, _chart_problems, _workload_problems,
+            _flavor_problems, _autoscaler_problems, _packing_problems,
+        ]
+        for rule in rules:
+            for problem in rule(cfg):
+                key = _original_key(problem.key, kept)
+                problem = Problem(key, problem.value, problem.message, problem.fix)
+                if not any(problem.key == d or problem.key.startswith((f"{d}.", f"{d}[")) for d in dropped):
+                    problems.append(problem)
     if problems:
         raise ConfigError(problems)
+    assert cfg is not None
     return cfg

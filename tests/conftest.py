@@ -19,7 +19,9 @@ from offline.engine import Recording, ensure_gcore_sdk, record_stack  # noqa: E4
 
 ensure_gcore_sdk()
 
-STACKS = ("dev", "prod")
+#: The stacks every "each stack" test evaluates: one per `Pulumi.<stack>.yaml`, so adding a stack file is all it
+#: takes (its `policy/config/<stack>.json` and workflow entries are then required by the tests).
+STACKS = tuple(sorted(path.name.split(".")[1] for path in ROOT.glob("Pulumi.*.yaml")))
 
 
 @pytest.fixture(scope="session")

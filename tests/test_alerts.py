@@ -23,7 +23,7 @@ import yaml
 from components import alerts, dcgm, scaling
 from offline.engine import Recording
 from stackconfig import StackConfig, WorkloadConfig
-from tests.conftest import reference
+from tests.conftest import STACKS, reference
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 
 # --- series builders --------------------------------------------------------------------------------
@@ -445,7 +445,7 @@ def test_promtool_unit_tests_pass(tmp_path: Path, prod: StackConfig, groups: lis
     assert "SUCCESS" in result.stdout
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_promtool_check_rules(tmp_path: Path, stack: str) -> None:
     rules = dump_yaml({"groups": alerts.rule_groups(stack_config(stack))}, tmp_path / "rules.yaml")
     result = promtool("check", "rules", str(rules))

@@ -47,8 +47,10 @@ def test_base_is_valid_and_derives_gpus_from_flavor() -> None:
     assert cfg.cluster.version == "v1.35.3"
 
 
-def test_gpus_per_node_can_be_overridden() -> None:
-    assert load_stack_config(config(**{"gpuPool.gpusPerNode": 4})).gpu_pool.gpus == 4
+def test_gpus_per_node_is_given_with_an_acknowledged_unlisted_flavor() -> None:
+    unlisted = {"gpuPool.flavor": "bm4-ai-1xlarge-b200-180-8", "gpuPool.gpusPerNode": 8,
+                "gpuPool.acceptUnlistedFlavor": True}
+    assert load_stack_config(config(**unlisted)).gpu_pool.gpus == 8
 
 
 def test_config_objects_are_frozen() -> None:
@@ -73,7 +75,8 @@ def test_config_objects_are_frozen() -> None:
         ({"gpuPool.minNodes": 0}, ["gpuPool.minNodes", "0", "≥ 1"]),
         ({"gpuPool.maxNodes": 1}, ["gpuPool.maxNodes", "1", "greater than gpuPool.minNodes (1)", "at least 2"]),
         ({"gpuPool.flavor": "g1-gpu-1xlarge-4"}, ["gpuPool.flavor", "'g1-gpu-1xlarge-4'", "bare-metal GPU flavor"]),
-        ({"gpuPool.flavor": "bm3-ai-custom"}, ["gpuPool.gpusPerNode", "cannot be derived"]),
+        ({"gpuPool.flavor": "bm3-ai-custom"}, ["gpuPool.flavor", "'bm3-ai-custom'", "not in the table",
+                                                "gpuPool.acceptUnlistedFlavor: true"]),
         ({"gpuPool.autohealing": True}, ["gpuPool.autohealing", "must stay off"]),
         ({"gpuPool.taints": {"nvidia.com/gpu": "NoSchedule"}}, ["gpuPool.taints", "value:Effect"]),
         ({"gpuPool.labels": {"bad key!": "x"}}, ["gpuPool.labels", "'bad key!'"]),
@@ -168,8 +171,8 @@ def test_all_problems_are_reported_at_once() -> None:
 
 
 def test_autoscaler_values_are_quoted_strings() -> None:
-    cfg = load_stack_config(config(**{"cluster.autoscaler": {"scale-down-enabled": True, "scan-interval": 10}}))
-    assert cfg.cluster.autoscaler == {"scale-down-enabled": "true", "scan-interval": "10"}
+    cfg = load_stack_config(config(**{"cluster.autoscaler": {"scale-down-enabled": True, "max-empty-bulk-delete": 10}}))
+    assert cfg.cluster.autoscaler == {"scale-down-enabled": "true", "max-empty-bulk-delete": "10"}
 
 
 def test_bad_stack_config_registers_nothing(record) -> None:  # noqa: ANN001

@@ -19,7 +19,7 @@ import yaml
 from components import alerts, dashboards, monitoring
 from offline.engine import Recording
 from stackconfig import StackConfig
-from tests.conftest import reference
+from tests.conftest import STACKS, reference
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 
 #: Grafana's built-in and our own variables, with a value each query must also parse with.
@@ -27,7 +27,7 @@ SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h
 RECORDED = re.compile(r"\b[a-z_]+:[a-z0-9_:]+\b")
 
 
-@pytest.fixture(scope="module", params=["dev", "prod"])
+@pytest.fixture(scope="module", params=STACKS)
 def cfg(request: pytest.FixtureRequest) -> StackConfig:
     return stack_config(request.param)
 

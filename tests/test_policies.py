@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from policy import gpu_policies as gp  # noqa: E402
+from tests.conftest import STACKS  # noqa: E402
 
 CLUSTER = "gcore:index/k8sv2:K8sv2"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -539,7 +540,7 @@ def test_pack_entry_point_builds_the_pack_from_the_importable_module() -> None:
     assert project["runtime"] == "python" and project["description"]
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_stack_policy_config_matches_the_policies_schemas(stack: str) -> None:
     config = json.loads((ROOT / "policy" / "config" / f"{stack}.json").read_text())
     by_name = {p.name: p for p in gp.POLICIES}

@@ -25,6 +25,7 @@ from delivery.policy_check import PlanGraph, PolicyFailed, main, reconcile_confi
 from offline.engine import ROOT, Recording
 from offline.plan import build_plan, render_yaml
 from policy import gpu_policies as gp
+from tests.conftest import STACKS
 
 CONFIG = ROOT / "policy" / "config"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -74,7 +75,7 @@ def no_gpu_limit(inputs: dict[str, Any]) -> None:
 # The stacks as they are
 
 
-@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_the_real_plans_pass_every_policy(
     plans: dict[str, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str], stack: str
 ) -> None:

@@ -23,12 +23,14 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import conftest
+
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
 ALLOWED_SECRETS = {"PULUMI_ACCESS_TOKEN", "GCORE_PERMANENT_TOKEN"}
-STACKS = ["dev", "prod"]
+STACKS = list(conftest.STACKS)
 
 
 def load(name: str) -> dict[str, Any]:
@@ -161,10 +163,11 @@ def test_pull_requests_without_secrets_get_the_offline_plan_instead() -> None:
     assert 'python -m offline.plan "$stack" --out "plan/$stack.yaml"' in "\n".join(
         s.get("run", "") for s in steps(head)
     )
+    assert f"for stack in {' '.join(STACKS)}; do" in "\n".join(s.get("run", "") for s in steps(head))
     (checkout,) = uses(review, "actions/checkout")
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     review_run = "\n".join(s.get("run", "") for s in steps(review))
-    assert "offline-plan-review.sh plan-base plan-head comment dev prod" in review_run
+    assert f"offline-plan-review.sh plan-base plan-head comment {' '.join(STACKS)}" in review_run
     for job in (head, review):
         assert job["permissions"] == {"contents": "read"}
         assert "secrets." not in json.dumps(job)

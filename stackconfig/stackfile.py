@@ -1,0 +1,154 @@
+"""Reading `Pulumi.<stack>.yaml` strictly: syntax errors, tabs and duplicate keys with file, line and column.
+
+Why not PyYAML's `safe_load`: it keeps the last of two equal keys without a word (a second
+`gpu-autoscaling:gpuPool` block silently replaces the first) and its errors surface as a long traceback.
+ruamel.yaml refuses duplicate keys by default (https://yaml.dev/doc/ruamel.yaml/api/#Duplicate_keys) and marks
+every error with its position, so each becomes one Problem `Pulumi.dev.yaml:12:3: ...`. It reads YAML 1.2, like
+the Pulumi CLI's Go YAML library, so `yes`/`no`/`on`/`off` stay strings there as here.
+
+Also here: which config namespaces a stack may use (`namespace_problems`), because a key under a misspelled
+project name (`gpu-autoscalling:gpuPool`) is otherwise handed to nobody and the defaults apply silently.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import io
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from stackconfig.errors import ConfigError, Problem
+
+#: Namespaces besides the project's that this program (or Pulumi itself) reads: the Gcore provider's token and
+#: endpoint, the Kubernetes and random providers' settings, and Pulumi's own `pulumi:` keys. Anything else in a
+#: stack file is read by nobody.
+KNOWN_NAMESPACES = ("gcore", "kubernetes", "random", "pulumi")
+#: The Gcore v0 provider's config keys (G-Core/terraform-provider-gcore v0.34.3, docs/index.md "Schema", in Pulumi's
+#: camelCase): a misspelled `gcore:permanentApiTokn` would leave the provider without its token until it first
+#: calls the API. `gcore:apiKey` is the v2 provider's name and is refused here too.
+GCORE_KEYS = (
+    "apiEndpoint", "gcoreApi", "gcoreCdnApi", "gcoreClientId", "gcoreCloudApi", "gcoreDnsApi", "gcoreFastedgeApi",
+    "gcorePlatform", "gcorePlatformApi", "gcoreStorageApi", "gcoreWaapApi", "ignoreCredsAuthError", "password",
+    "permanentApiToken", "userName",
+)
+
+
+class StackFileError(ConfigError):
+    """The stack file cannot be read as YAML (or holds a key twice); every Problem names file:line:column."""
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """A stack file's `config:` as plain values, where each key stands, and which values are `secure:`."""
+
+    path: Path
+    config: Mapping[str, Any]
+    #: 1-based (line, column) of each key under `config:`.
+    positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    secure_keys: tuple[str, ...] = ()
+
+    def where(self, key: str) -> str:
+        """`Pulumi.dev.yaml:5:3` for a config key, or just the file name."""
+        line, column = self.positions.get(key, (0, 0))
+        return f"{self.path.name}:{line}:{column}" if line else self.path.name
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's round-trip types (CommentedMap, ScalarFloat, …) as plain Python values the JSON encoder takes."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, datetime.date):  # the CLI hands unquoted dates to the program as strings
+        return value.isoformat()
+    return str(value)
+
+
+def _problem(path: Path, text: str, exc: MarkedYAMLError) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    where = f"{path.name}:{mark.line + 1}:{mark.column + 1}" if mark else path.name
+    lines = text.splitlines()
+    source = lines[mark.line].strip(" ") if mark and mark.line < len(lines) else ""
+    problem = (exc.problem or "is not valid YAML").strip()
+    duplicate = re.match(r'found duplicate key "(.*?)" with value', problem)
+    if duplicate:
+        start = f" (the mapping starts at line {exc.context_mark.line + 1})" if exc.context_mark else ""
+        problem = f'gives the key "{duplicate.group(1)}" a second time{start}'
+        fix = "keep one of the two and merge them: YAML would silently use only the last one"
+    elif "'\\t'" in problem:
+        fix = "indent with spaces: YAML does not allow tabs for indentation"
+    else:
+        context = f"{exc.context.strip()}: " if exc.context else ""
+        problem = context + problem
+        fix = "correct the YAML syntax at that position (quote values that contain ': ' or start with '{', '[', '*')"
+    return Problem(where, source, problem, fix)
+
+
+def read_stack_file(path: Path) -> StackFile:
+    """Parse a stack file; raise StackFileError (a ConfigError) with file, line and column on any YAML error."""
+    text = path.read_text(encoding="utf-8")
+    yaml = YAML(typ="rt")  # round-trip: keeps each key's position; refuses duplicate keys
+    try:
+        data = yaml.load(io.StringIO(text))
+    except MarkedYAMLError as exc:
+        raise StackFileError([_problem(path, text, exc)]) from None
+    except YAMLError as exc:  # unmarked (rare): still no traceback
+        raise StackFileError([Problem(path.name, "", str(exc).strip(), "correct the YAML syntax")]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise StackFileError([Problem(path.name, _plain(data), "is not a mapping of top-level keys",
+                                      "start the file with 'config:' and the keys under it")])
+    config = data.get("config") or {}
+    if not isinstance(config, Mapping):
+        raise StackFileError([Problem(f"{path.name}: config", _plain(config), "is not a mapping of keys",
+                                      "put one 'namespace:key: value' per line under 'config:'")])
+    positions = {}
+    lc = getattr(config, "lc", None)
+    for key in config:
+        if lc is not None:
+            line, column = lc.key(key)
+            positions[str(key)] = (line + 1, column + 1)
+    secure = tuple(str(k) for k, v in config.items() if isinstance(v, Mapping) and set(v) == {"secure"})
+    return StackFile(path, _plain(config), positions, secure)
+
+
+def namespace_problems(keys: Iterable[str], project: str, where: Mapping[str, str] | None = None) -> list[Problem]:
+    """Keys whose namespace is neither the project's nor one of KNOWN_NAMESPACES: nobody would read them.
+
+    A key without a namespace is the project's (the CLI's rule). `where` may give each key's file position.
+    """
+    allowed = (project, *KNOWN_NAMESPACES)
+    out = []
+    for full in keys:
+        namespace, sep, key = full.partition(":")
+        position = f" ({where[full]})" if where and full in where else ""
+        if namespace == "gcore" and key not in GCORE_KEYS:
+            guess = difflib.get_close_matches(key, GCORE_KEYS, n=1, cutoff=0.6)
+            hint = f"did you mean 'gcore:{guess[0]}'? " if guess else ""
+            out.append(Problem(full, key, f"is not a config key of the Gcore provider v0{position}",
+                               f"{hint}valid keys: {', '.join(GCORE_KEYS)}"))
+            continue
+        if not sep or namespace in allowed:
+            continue
+        guess = difflib.get_close_matches(namespace, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean '{guess[0]}:{key}'? " if guess else ""
+        out.append(Problem(full, namespace,
+                           f"is not a config namespace this program reads{position}: the value would be ignored "
+                           "and the defaults used",
+                           f"{hint}project keys go under '{project}:'; other namespaces read here: "
+                           f"{', '.join(KNOWN_NAMESPACES)}"))
+    return out
