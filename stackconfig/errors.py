@@ -92,5 +92,5 @@ def _generic_fix(err_type: str, ctx: dict[str, Any]) -> str:
     if err_type == "string_pattern_mismatch":
         return f"match the pattern {ctx.get('pattern')}"
     if err_type.endswith(("_type", "_parsing")):
-        return "give a value of the expected type (see README: Configuration)"
-    return "see README: Configuration"
+        return "give a value of the expected type (see docs/configuration.md)"
+    return "see docs/configuration.md"
