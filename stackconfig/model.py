@@ -649,10 +649,14 @@ def _headroom_problems(cfg: StackConfig) -> list[Problem]:
                            f"lower gpuPool.headroom.gpus to at most {max(fits, default=0) * pod_gpus}, or raise "
                            "gpuPool.minNodes"))
     busiest = max((s.min_replicas for s in h.schedules), default=0)
-    if busiest and packing.pack([*workload_pods, *[pod_gpus] * busiest], pool.gpus, pool.max_nodes) is None:
+    # Windows may overlap: the workloads at their highest scheduled minimum, the placeholders at theirs.
+    peak_pods = [w.gpus_per_pod for w in cfg.workloads
+                 for _ in range(max([w.min_replicas, *(s.min_replicas for s in w.schedules)]))]
+    if busiest and packing.pack([*peak_pods, *[pod_gpus] * busiest], pool.gpus, pool.max_nodes) is None:
         out.append(Problem("gpuPool.headroom.schedules[*].minReplicas", busiest,
                            f"placeholder pods of {pod_gpus} GPU(s) do not fit the pool even at maxNodes "
-                           f"({pool.max_nodes}) beside the workloads' minReplicas; they would stay Pending",
+                           f"({pool.max_nodes}) beside the workloads' scheduled minimum replicas; they would stay "
+                           "Pending",
                            "lower the window's minReplicas or raise gpuPool.maxNodes"))
     cutoff = cfg.cluster.autoscaler.get("expendable-pods-priority-cutoff")
     if cutoff is not None:

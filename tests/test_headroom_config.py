@@ -153,3 +153,13 @@ def test_config_error_lists_every_problem_at_once() -> None:
         load_stack_config(raw)
     keys = {p.key for p in exc.value.problems}
     assert keys == {"gpuPool.headroom.gpus", "workloads[0].schedules[0].end"}
+
+
+def test_a_window_counts_the_workloads_at_their_scheduled_minimum() -> None:
+    """Placeholders of a window must fit at maxNodes beside the workloads' *scheduled* minimums (16 GPUs)."""
+    fits = with_headroom({"gpus": 1, "schedules": [{**WINDOW, "minReplicas": 6}]},
+                         **{"workloads.0.schedules": [{**WINDOW, "minReplicas": 8}]})
+    load_stack_config(fits)
+    too_many = with_headroom({"gpus": 1, "schedules": [{**WINDOW, "minReplicas": 9}]},
+                             **{"workloads.0.schedules": [{**WINDOW, "minReplicas": 8}]})
+    assert "scheduled minimum replicas" in problems(too_many)
