@@ -205,6 +205,28 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
         _hours(_wl(alerts.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
 
 
+def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
+    """Spare GPUs held by the placeholders: held, preempted (Pending) and the target the schedules set."""
+    h = cfg.gpu_pool.headroom
+    if h is None:
+        return
+    windows = f", {len(h.schedules)} schedule window(s)" if h.schedules else ""
+    layout.row(f"GPU headroom: {h.gpus} GPU(s) in placeholder pods of {cfg.headroom_pod_gpus}{windows}")
+    layout.add(_timeseries(
+        "Headroom GPUs: held, preempted, target",
+        "Held: GPUs of Running placeholder pods, free for a burst within seconds. Preempted: GPUs of Pending "
+        "placeholders (a workload took their GPUs; they wait for the node the autoscaler adds, or forever at "
+        "maxNodes, see GpuHeadroomNotRestored). Target: placeholder replicas × GPUs per placeholder (moves "
+        "with the schedules).",
+        (alerts.HEADROOM_GPUS_HELD, "held"), (alerts.HEADROOM_GPUS_PENDING, "preempted (Pending)"),
+        (alerts.HEADROOM_GPUS_WANTED, "target"), stack=False,
+    ), 18, 8)
+    layout.add(_stat(
+        "Cost of held headroom",
+        "GPU-hours held by Running placeholders over the time range × the `gpu_hour_price` variable.",
+        f"{_hours(alerts.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "currencyEUR", 0), 6, 8)
+
+
 def _variables(price: bool) -> dict[str, Any]:
     variables: list[dict[str, Any]] = [{
         "name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
@@ -282,6 +304,7 @@ def _health(cfg: StackConfig) -> dict[str, Any]:
 def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     _pool_section(layout, cfg)
+    _headroom_section(layout, cfg)
     for w in cfg.workloads:
         _workload_section(layout, w)
     return _dashboard(

@@ -365,3 +365,30 @@ def test_a_workload_woken_from_zero_lands_on_the_headroom(record: Callable[..., 
     assert so["minReplicaCount"] == 0 and [t["name"] for t in so["triggers"]] == ["gpu-utilization", "demand"]
     asked, served, evicted, _ = simulate_burst(rec, "inference-deployment")
     assert asked == served == 8 and len(evicted) == 8
+
+
+def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> None:
+    from components import alerts, dashboards
+    from tests.prometheus_harness import stack_config
+
+    def titles_and_exprs(stack: str) -> dict[str, list[str]]:
+        board = dashboards.dashboards(stack_config(stack))["gpu-autoscaling.json"]
+        return {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in board["panels"]}
+
+    prod = titles_and_exprs("prod")
+    held = prod["Headroom GPUs: held, preempted, target"]
+    assert held[:2] == [alerts.HEADROOM_GPUS_HELD, alerts.HEADROOM_GPUS_PENDING]
+    assert not any(t.startswith(("GPU headroom", "Headroom")) for t in titles_and_exprs("dev"))
+
+
+def test_pending_alert_ignores_placeholders_and_a_headroom_alert_exists_only_with_headroom() -> None:
+    from components import alerts
+    from tests.prometheus_harness import stack_config
+
+    def rules(stack: str) -> dict[str, str]:
+        groups = alerts.rule_groups(stack_config(stack))
+        return {r["alert"]: r["expr"] for g in groups for r in g["rules"] if "alert" in r}
+
+    prod, dev = rules("prod"), rules("dev")
+    assert f'namespace!="{HEADROOM_NAMESPACE}"' in prod["GpuPodPendingTooLong"]
+    assert "GpuHeadroomNotRestored" in prod and "GpuHeadroomNotRestored" not in dev
