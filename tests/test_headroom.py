@@ -392,3 +392,7 @@ def test_pending_alert_ignores_placeholders_and_a_headroom_alert_exists_only_wit
     prod, dev = rules("prod"), rules("dev")
     assert f'namespace!="{HEADROOM_NAMESPACE}"' in prod["GpuPodPendingTooLong"]
     assert "GpuHeadroomNotRestored" in prod and "GpuHeadroomNotRestored" not in dev
+    (rule,) = [r for g in alerts.rule_groups(stack_config("prod")) for r in g["rules"]
+               if r.get("alert") == "GpuHeadroomNotRestored"]
+    # Low severity, yet one that reaches a receiver: kube-prometheus-stack's InfoInhibitor mutes lone `info` alerts.
+    assert rule["labels"]["severity"] == "warning"
