@@ -3,8 +3,10 @@
 The Kubernetes scheduler places each pod on one node that has enough free `nvidia.com/gpu`, so "do these
 pods fit on N nodes of G GPUs" is a bin-packing question. First-fit decreasing (largest pod first, each
 onto the first node with room) is what the config rules and tests use: it never claims a fit that does
-not exist (the assignment it returns is a real placement), and for the pod sizes of a GPU pool (1, 2, 4
-or 8 GPUs on 8-GPU nodes, each dividing the next) it finds a fit whenever one exists.
+not exist (the assignment it returns is a real placement), and when every pod size divides the next larger
+one and the node size (1, 2, 4 or 8 GPUs on 8-GPU nodes) it finds a fit whenever one exists (Coffman, Garey
+and Johnson, "Bin packing with divisible item sizes", J. Complexity 3, 1987). With other sizes (3 GPUs on
+8-GPU nodes) it may refuse a packing that exists: the rules then err on the side of asking for a node.
 """
 
 from __future__ import annotations

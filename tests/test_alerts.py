@@ -148,13 +148,15 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
     return [
         Case(
             "preempted placeholders cannot come back: the pool is at maxNodes",
-            {**{k: v for i in range(max_nodes) for k, v in pool_node(cfg, f"gpu-{i}").items()}, **pending},
+            {**{k: v for i in range(max_nodes) for k, v in pool_node(cfg, f"gpu-{i}").items()}, **pending,
+             ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment="gpu-headroom"): "3x60"},
             (
                 Check("10m", "GpuHeadroomNotRestored"),
                 Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
             ),
             exprs=(("30m", alerts.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
-                   ("30m", alerts.HEADROOM_GPUS_PENDING, (({}, lacking),))),
+                   ("30m", alerts.HEADROOM_GPUS_PENDING, (({}, lacking),)),
+                   ("30m", alerts.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
         ),
         Case(
             "preempted placeholders wait for a node the autoscaler is adding",
