@@ -14,6 +14,7 @@ from pulumi.runtime import config as runtime_config
 from components import alerts, dashboards, scaling
 from components.cluster import GpuCluster, GpuClusterArgs, autoscaler_config
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
+from components.headroom import Headroom, HeadroomArgs, WorkloadPriority, headroom_output
 from components.keda import Keda, KedaArgs
 from components.monitoring import Monitoring, MonitoringArgs, storage_spec
 from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces
@@ -77,6 +78,19 @@ monitoring = Monitoring(
 
 namespaces = WorkloadNamespaces("workloads", [w.namespace for w in cfg.workloads], opts=in_cluster)
 placement = PoolPlacement(labels=pool.labels, taints=pool.taints)
+workload_priority = WorkloadPriority("workload-priority", opts=in_cluster)
+if pool.headroom is not None:
+    Headroom(
+        "headroom",
+        HeadroomArgs(
+            headroom=pool.headroom,
+            pod_gpus=cfg.headroom_pod_gpus,
+            placement=placement,
+            gpu_ready=[gpu_operator.release],
+            scaler_ready=[keda.release],
+        ),
+        opts=in_cluster,
+    )
 for w in cfg.workloads:
     GpuWorkload(
         w.name,
@@ -87,6 +101,7 @@ for w in cfg.workloads:
             prometheus_url=monitoring.prometheus_url,
             gpu_ready=[gpu_operator.release],
             scaler_ready=[keda.release, monitoring.release],
+            priority_class=workload_priority.priority_class.metadata.name,
         ),
         opts=in_cluster,
     )
@@ -140,3 +155,5 @@ pulumi.export(
         for w in cfg.workloads
     },
 )
+pulumi.export("priorityClasses", {"workload": workload_priority.priority_class.metadata.name})
+pulumi.export("headroom", headroom_output(pool.headroom, cfg.headroom_pod_gpus, pool.price_per_gpu_hour))

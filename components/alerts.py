@@ -27,7 +27,9 @@ import re
 from typing import Any
 
 from components import dcgm, scaling
+from components.headroom import PLACEHOLDER_NAME
 from stackconfig import StackConfig, WorkloadConfig
+from stackconfig.model import HEADROOM_NAMESPACE
 
 # --- where the metrics come from ---------------------------------------------------------------
 
@@ -104,6 +106,12 @@ WL_CURRENT = "workload:replicas_current:max"
 WL_AVAILABLE = "workload:replicas_available:max"
 WL_MAX = "workload:replicas_max:max"
 WL_WANTED = "workload:replicas_wanted:ceil"
+HEADROOM_GPUS_HELD = "headroom:gpus_held:sum"
+HEADROOM_GPUS_PENDING = "headroom:gpus_pending:sum"
+HEADROOM_GPUS_WANTED = "headroom:gpus_wanted:sum"
+#: Placeholders Pending at maxNodes: the autoscaler cannot restore them; 15 min rules out a node on its way
+#: out (scale-down) or a rollout of the placeholders themselves.
+HEADROOM_NOT_RESTORED_FOR = "15m"
 
 _KSM_LABEL_CHARS = re.compile(r"[^a-zA-Z0-9_]")
 
@@ -286,6 +294,47 @@ def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     ]
 
 
+def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    """GPUs the headroom placeholders hold (Running), lack (Pending: preempted by a burst or waiting for a
+    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules)."""
+    held = f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}"}}'
+    replicas = _ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment=PLACEHOLDER_NAME)
+    return [
+        _record(HEADROOM_GPUS_HELD, f"sum({held} and on (namespace, pod) {POD_GPU_RUNNING}) or vector(0)"),
+        _record(HEADROOM_GPUS_PENDING, f"sum({held} and on (namespace, pod) {POD_GPU_PENDING}) or vector(0)"),
+        _record(HEADROOM_GPUS_WANTED, f"max({replicas}) * {cfg.headroom_pod_gpus}"),
+    ]
+
+
+def _headroom_alerts(cfg: StackConfig) -> list[dict[str, Any]]:
+    """Only with headroom: the pool is at maxNodes, so Pending placeholders will not get their node back.
+
+    `warning`, the lowest severity that reaches a receiver: kube-prometheus-stack's default Alertmanager
+    config inhibits `severity: info` alerts (its InfoInhibitor rule) unless a warning fires beside them.
+    """
+    pool, h = cfg.gpu_pool, cfg.gpu_pool.headroom
+    if h is None:
+        return []
+    return [
+        _alert(
+            "GpuHeadroomNotRestored",
+            f"({HEADROOM_GPUS_PENDING} > 0) and on () ({POOL_NODES} >= {pool.max_nodes})",
+            HEADROOM_NOT_RESTORED_FOR,
+            "warning",
+            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool is at maxNodes ({pool.max_nodes})",
+            f"""{{{{ $value }}}} GPU(s) of the headroom (placeholder pods in namespace {HEADROOM_NAMESPACE})
+            have been Pending for {HEADROOM_NOT_RESTORED_FOR}: workloads took their GPUs, and the pool '{pool.name}'
+            is at gpuPool.maxNodes = {pool.max_nodes}, so the Cluster Autoscaler adds no node for them. Nothing
+            is down, but the next burst waits for a node (20-25 min on bare metal plus GPU initialisation)
+            instead of starting in seconds. Check: `kubectl -n {HEADROOM_NAMESPACE} get pods -o wide`;
+            `kubectl get nodes -l {",".join(f"{k}={v}" for k, v in sorted(pool_node_labels(cfg).items()))}`;
+            the scaling dashboard's headroom panel. Fix: raise gpuPool.maxNodes (and the policy budget), or
+            accept running without spare GPUs at peak; lower gpuPool.headroom.gpus if the peak is the new
+            normal.""",
+        )
+    ]
+
+
 # --- alerts --------------------------------------------------------------------------------------
 
 
@@ -319,7 +368,8 @@ def _alerts(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace: str) 
         ),
         _alert(
             "GpuPodPendingTooLong",
-            POD_GPU_PENDING,
+            # Placeholders are Pending by design after a burst (GpuHeadroomNotRestored covers them).
+            f'{POD_GPU_PENDING}{{namespace!="{HEADROOM_NAMESPACE}"}}',
             f"{pool.provision_minutes}m",
             "warning",
             "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending longer than a GPU node takes "
@@ -504,9 +554,11 @@ def rule_groups(
     records = [*_pool_rules(cfg), *_dcgm_rules()]
     for w in cfg.workloads:
         records.extend(_workload_rules(w))
+    records.extend(_headroom_rules(cfg))
     return [
         {"name": "gpu-platform.rules", "rules": records},
-        {"name": "gpu-platform.alerts", "rules": _alerts(cfg, gpu_operator_namespace, keda_namespace)},
+        {"name": "gpu-platform.alerts",
+         "rules": [*_alerts(cfg, gpu_operator_namespace, keda_namespace), *_headroom_alerts(cfg)]},
     ]
 
 

@@ -16,6 +16,7 @@ import pulumi_gcore as gcore
 import pulumi_kubernetes as k8s
 
 from stackconfig import ClusterConfig, GpuPoolConfig, SystemPoolConfig, WorkloadConfig
+from stackconfig.model import AUTOSCALER_EXPENDABLE_CUTOFF
 
 
 def autoscaler_config(
@@ -29,6 +30,9 @@ def autoscaler_config(
     - `scale-down-unneeded-time`: longer than the longest HPA scale-down window (plus KEDA's cooldown
       for workloads that scale to zero), so the node is not removed while pods are still winding down.
     - `scale-down-delay-after-add`: a fresh node must not be judged idle before its GPUs appear.
+    - `expendable-pods-priority-cutoff` (with headroom only): stated at its default, -10, which the
+      placeholders' priority must not be below (cluster-autoscaler FAQ.md, "How does Cluster Autoscaler
+      work with Pod Priority and Preemption?"); stackconfig refuses an override above it.
     Explicit `cluster.autoscaler` keys win.
     """
     windows = [
@@ -40,6 +44,9 @@ def autoscaler_config(
         "scale-down-unneeded-time": f"{unneeded_minutes}m",
         "scale-down-delay-after-add": f"{max(15, pool.provision_minutes // 2)}m",
     }
+    if pool.headroom is not None:
+        # Explicit, so the placeholders' contract is visible in the cluster: their priority is not below it.
+        derived["expendable-pods-priority-cutoff"] = str(AUTOSCALER_EXPENDABLE_CUTOFF)
     return {**derived, **overrides}
 
 

@@ -167,7 +167,7 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         "percentunit"), 6, 4)
     layout.add(_stat(
         "Cost of provisioned GPU-hours",
-        "Provisioned GPU-hours × the `gpu_hour_price` variable (set it to your Gcore price per GPU-hour).",
+        "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your price).",
         f"{_hours(alerts.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
 
 
@@ -215,16 +215,40 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
         _hours(_wl(alerts.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
 
 
-def _dashboard(uid: str, title: str, description: str, layout: _Layout, price: bool = False) -> dict[str, Any]:
+def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
+    """Spare GPUs held by the placeholders: held, preempted (Pending) and the target the schedules set."""
+    h = cfg.gpu_pool.headroom
+    if h is None:
+        return
+    windows = f", {len(h.schedules)} schedule window(s)" if h.schedules else ""
+    layout.row(f"GPU headroom: {h.gpus} GPU(s) in placeholder pods of {cfg.headroom_pod_gpus}{windows}")
+    layout.add(_timeseries(
+        "Headroom GPUs: held, preempted, target",
+        "Held: GPUs of Running placeholder pods, free for a burst within seconds. Preempted: GPUs of Pending "
+        "placeholders (a workload took their GPUs; they wait for the node the autoscaler adds, or forever at "
+        "maxNodes, see GpuHeadroomNotRestored). Target: placeholder replicas × GPUs per placeholder (moves "
+        "with the schedules).",
+        (alerts.HEADROOM_GPUS_HELD, "held"), (alerts.HEADROOM_GPUS_PENDING, "preempted (Pending)"),
+        (alerts.HEADROOM_GPUS_WANTED, "target"), stack=False,
+    ), 18, 8)
+    layout.add(_stat(
+        "Cost of held headroom",
+        "GPU-hours held by Running placeholders over the time range × the `gpu_hour_price` variable.",
+        f"{_hours(alerts.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "currencyEUR", 0), 6, 8)
+
+
+def _dashboard(uid: str, title: str, description: str, layout: _Layout,
+               price: float | None = None) -> dict[str, Any]:
     board = (
         db.Dashboard(title).uid(uid).description(description).tags(TAGS).readonly()
         .time("now-6h", "now").refresh("30s").timezone("").tooltip(dm.DashboardCursorSync.CROSSHAIR)
         .with_variable(db.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
         .link(db.DashboardLink("GPU platform").type(dm.DashboardLinkType.DASHBOARDS).tags(TAGS).as_dropdown(False))
     )
-    if price:
+    if price is not None:
+        # Starts at the stack's `gpuPool.pricePerGpuHour` estimate; a viewer can type their real price.
         board = board.with_variable(
-            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value("0"))
+            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value(f"{price:g}"))
     # The SDK's own JSON encoder gives Grafana's field names; the round trip makes it a plain dict.
     return json.loads(JSONEncoder(sort_keys=True).encode(layout.place(board).build()))
 
@@ -280,12 +304,13 @@ def _health(cfg: StackConfig) -> dict[str, Any]:
 def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     _pool_section(layout, cfg)
+    _headroom_section(layout, cfg)
     for w in cfg.workloads:
         _workload_section(layout, w)
     return _dashboard(
         "gpu-platform-autoscaling", "GPU autoscaling",
         "How the GPU workloads and the GPU pool scale: replicas against the metric, nodes against the pool's "
-        "limits, GPU-hours.", layout, price=True,
+        "limits, GPU-hours.", layout, price=cfg.gpu_pool.price_per_gpu_hour,
     )
 
 

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from components import scaling
 from components.kube import PLATFORM_LABELS, namespace, tolerations_for
-from stackconfig import WorkloadConfig
+from stackconfig import ScheduleConfig, WorkloadConfig
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -40,6 +40,9 @@ class GpuWorkloadArgs:
     #: What the ScaledObject needs: the KEDA release (CRD, operator; destroyed after the SO) and what its
     #: query reads (the Prometheus release).
     scaler_ready: Sequence[pulumi.Resource] = field(default_factory=list)
+    #: PriorityClass of the pods (the platform's `gpu-workload`, above the headroom placeholders); the
+    #: Output of the class's name, so the Deployment waits for the class its pods' admission needs.
+    priority_class: pulumi.Input[str] | None = None
 
 
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
@@ -50,6 +53,26 @@ def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
         "ignoreNullValues": "false",
         "unsafeSsl": "false",
     }
+
+
+def schedule_triggers(schedules: Sequence[ScheduleConfig]) -> list[dict[str, Any]]:
+    """One KEDA `cron` trigger per window: from `start` to `end` (in `timezone`) the scaler reports
+    `desiredReplicas`, and the HPA, taking the largest of its metrics, keeps at least that many replicas.
+    Outside the window the trigger is inactive and the other triggers decide (keda.sh/docs/2.20/scalers/cron).
+    """
+    return [
+        {
+            "type": "cron",
+            "name": f"schedule-{i}",
+            "metadata": {
+                "timezone": sch.timezone,
+                "start": sch.start,
+                "end": sch.end,
+                "desiredReplicas": str(sch.min_replicas),
+            },
+        }
+        for i, sch in enumerate(schedules)
+    ]
 
 
 def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]:
@@ -77,6 +100,7 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
                 },
             }
         )
+    triggers += schedule_triggers(w.schedules)
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
         "pollingInterval": w.polling_interval,
@@ -159,10 +183,13 @@ class GpuWorkload(pulumi.ComponentResource):
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
         w = args.workload
         labels = {"app.kubernetes.io/name": w.name, **PLATFORM_LABELS}
+        spec = deployment_spec(w, args.placement)
+        if args.priority_class is not None:
+            spec["template"]["spec"]["priorityClassName"] = args.priority_class
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=deployment_spec(w, args.placement),
+            spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=list(args.gpu_ready),

@@ -12,7 +12,9 @@ import copy
 import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from croniter import croniter
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -25,7 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from stackconfig import flavors, versions
+from stackconfig import flavors, packing, versions
 from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
 from stackconfig.packing import pack
 
@@ -265,6 +267,87 @@ def _as_flag(value: Any) -> Any:
     return value
 
 
+# --- headroom and schedules (issue 8) ---------------------------------------------------------------
+
+#: Priority of the headroom placeholder pods. The Cluster Autoscaler treats pods *below*
+#: `expendable-pods-priority-cutoff` (default -10) as expendable: they never trigger a scale-up
+#: (kubernetes/autoscaler cluster-autoscaler/FAQ.md, "How does Cluster Autoscaler work with Pod Priority and
+#: Preemption?"). -10 is the FAQ's own overprovisioning value: not expendable, below every real pod.
+HEADROOM_PRIORITY = -10
+#: Priority of the platform's GPU workloads: Kubernetes' default for pods without a class (0), so they
+#: preempt only the placeholders, never another tenant's pods on the pool.
+WORKLOAD_PRIORITY = 0
+#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md, parameters table).
+AUTOSCALER_EXPENDABLE_CUTOFF = -10
+#: Namespace of the placeholder Deployment (Pod Security `restricted`); no workload may share it.
+HEADROOM_NAMESPACE = "gpu-headroom"
+#: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
+DEFAULT_PRICE_PER_GPU_HOUR = 4.0
+_CRON_NAMES = frozenset((
+    "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+    "SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT",
+))
+
+
+def _cron(value: str) -> str:
+    """A 5-field cron expression as KEDA's cron scaler parses it (Minute Hour Dom Month Dow).
+
+    KEDA parses with robfig/cron's standard parser, which knows no seconds field and none of the `L`, `W`
+    or `#` extensions that croniter would accept; croniter then checks the ranges (minute 0-59, ...).
+    """
+    fields = value.split()
+    if len(fields) != 5:
+        raise _invalid(f"has {len(fields)} field(s); KEDA's cron scaler takes 5 (minute hour day month weekday)",
+                       "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    for part in fields:
+        for token in re.split(r"[,/-]", part):
+            if not (token.isdigit() or token in ("*", "?") or token.upper() in _CRON_NAMES):
+                raise _invalid(f"field {part!r} is not standard cron (digits, '*', ',', '-', '/', month or "
+                               "weekday names)", "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    if not croniter.is_valid(value):
+        raise _invalid("is out of range for cron (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6)",
+                       "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    return " ".join(fields)
+
+
+def _timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise _invalid("is not a time zone name of the IANA database",
+                       "use a name such as 'Europe/Luxembourg', 'America/New_York' or 'UTC'") from None
+    return value
+
+
+Cron = Annotated[str, AfterValidator(_cron)]
+TimeZone = Annotated[str, AfterValidator(_timezone)]
+
+
+class ScheduleConfig(_Model):
+    """A recurring window of minimum capacity, rendered as a KEDA `cron` trigger.
+
+    From `start` until `end` (both cron, in `timezone`) the target holds at least `minReplicas` replicas:
+    for a workload its pods, for `gpuPool.headroom` its placeholder pods (each `podGpus` GPUs).
+    """
+
+    start: Cron
+    end: Cron
+    timezone: TimeZone = "UTC"
+    min_replicas: int = Field(ge=1)
+
+
+class HeadroomConfig(_Model):
+    """Spare GPUs held by low-priority placeholder pods, so that a burst starts in seconds, not 30 minutes.
+
+    `gpus` are held at all times (0 with `schedules`: only in their windows); each placeholder pod holds
+    `podGpus` GPUs (default: the largest `gpusPerPod` of the workloads, see `StackConfig.headroom_pod_gpus`).
+    """
+
+    gpus: int = Field(ge=0)
+    pod_gpus: int | None = Field(default=None, ge=1)
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
+
+
 DEFAULT_POOL_LABELS = {"platform.gcore-gpu/pool": "gpu"}
 DEFAULT_POOL_TAINTS = {"nvidia.com/gpu": "present:NoSchedule"}
 
@@ -285,6 +368,10 @@ class GpuPoolConfig(_Model):
     provision_minutes: int = Field(default=35, ge=5, le=120)
     #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
     accept_unlisted_flavor: bool = False
+    #: Spare GPUs held by placeholder pods (issue 8); none by default.
+    headroom: HeadroomConfig | None = None
+    #: Estimated price of one GPU-hour (billing currency); prices the headroom in the stack outputs.
+    price_per_gpu_hour: float = Field(default=DEFAULT_PRICE_PER_GPU_HOUR, gt=0)
 
     @property
     def gpus(self) -> int:
@@ -374,6 +461,8 @@ class WorkloadConfig(_Model):
     fallback_failure_threshold: int = Field(default=3, ge=1)
     termination_grace_period_seconds: int = Field(default=60, ge=0, le=3600)
     wake_trigger: WakeTriggerConfig | None = None
+    #: Windows of minimum replicas (KEDA cron triggers beside the utilisation trigger).
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
 
     @property
     def fallback(self) -> int:
@@ -394,6 +483,15 @@ class StackConfig(_Model):
     def max_gpus(self) -> int:
         return self.gpu_pool.max_nodes * self.gpu_pool.gpus
 
+    @property
+    def headroom_pod_gpus(self) -> int:
+        """GPUs per placeholder pod: `gpuPool.headroom.podGpus`, else the largest `gpusPerPod` (1 without
+        workloads), so that any workload pod fits the slot one placeholder frees."""
+        h = self.gpu_pool.headroom
+        if h is not None and h.pod_gpus is not None:
+            return h.pod_gpus
+        return max((w.gpus_per_pod for w in self.workloads), default=1)
+
 
 #: Accepted keys per section, for "did you mean" hints on typos.
 KNOWN_KEYS: dict[str, list[str]] = {
@@ -406,6 +504,9 @@ KNOWN_KEYS: dict[str, list[str]] = {
     "workloads[]": WorkloadConfig.keys(),
     "workloads[].wakeTrigger": WakeTriggerConfig.keys(),
     "workloads[].requests": ResourcesConfig.keys(),
+    "workloads[].schedules[]": ScheduleConfig.keys(),
+    "gpuPool.headroom": HeadroomConfig.keys(),
+    "gpuPool.headroom.schedules[]": ScheduleConfig.keys(),
 }
 
 
@@ -730,6 +831,90 @@ def _original_key(key: str, kept: dict[str, list[int]]) -> str:
         if match and int(match.group(1)) < len(indexes):
             key = f"{section}[{indexes[int(match.group(1))]}]" + key[match.end():]
     return key
+def _headroom_problems(cfg: StackConfig) -> list[Problem]:
+    """Headroom and schedule rules across keys (issue 8): whole placeholder pods that fit the pool, a
+    priority the autoscaler does not ignore, windows KEDA accepts."""
+    out: list[Problem] = []
+    pool = cfg.gpu_pool
+    for i, w in enumerate(cfg.workloads):
+        key = f"workloads[{i}]"
+        if w.namespace == HEADROOM_NAMESPACE:
+            out.append(Problem(f"{key}.namespace", w.namespace,
+                               "is the namespace of the headroom placeholders (Pod Security restricted, "
+                               "counted as spare capacity by the alerts)", "use a namespace of your own"))
+        for j, sch in enumerate(w.schedules):
+            out += _schedule_problems(f"{key}.schedules[{j}]", sch)
+            if sch.min_replicas > w.max_replicas:
+                out.append(Problem(f"{key}.schedules[{j}].minReplicas", sch.min_replicas,
+                                   f"is greater than the workload's maxReplicas ({w.max_replicas})",
+                                   "lower it, or raise maxReplicas"))
+    h = pool.headroom
+    if h is None or not pool.gpus:
+        return out
+    pod_gpus = cfg.headroom_pod_gpus
+    for j, sch in enumerate(h.schedules):
+        out += _schedule_problems(f"gpuPool.headroom.schedules[{j}]", sch)
+    if h.gpus == 0 and not h.schedules:
+        out.append(Problem("gpuPool.headroom.gpus", 0, "holds no GPUs and has no schedules",
+                           "set gpus ≥ 1, add schedules, or remove gpuPool.headroom"))
+    if pod_gpus > pool.gpus:
+        out.append(Problem("gpuPool.headroom.podGpus", pod_gpus,
+                           f"exceeds the GPUs of one pool node ({pool.gpus}); such a placeholder never schedules",
+                           f"use at most {pool.gpus}"))
+        return out
+    if h.gpus % pod_gpus:
+        low, high = h.gpus // pod_gpus * pod_gpus, (h.gpus // pod_gpus + 1) * pod_gpus
+        out.append(Problem("gpuPool.headroom.gpus", h.gpus,
+                           f"is not a whole number of placeholder pods of {pod_gpus} GPU(s) (gpuPool.headroom."
+                           "podGpus, default the largest gpusPerPod)",
+                           f"use {high}" + (f" or {low}" if low else "")))
+        return out
+    workload_pods = [w.gpus_per_pod for w in cfg.workloads for _ in range(w.min_replicas)]
+    placeholders = h.gpus // pod_gpus
+    if packing.pack([*workload_pods, *[pod_gpus] * placeholders], pool.gpus, pool.min_nodes) is None:
+        fits = [n for n in range(placeholders)
+                if packing.pack([*workload_pods, *[pod_gpus] * n], pool.gpus, pool.min_nodes) is not None]
+        out.append(Problem("gpuPool.headroom.gpus", h.gpus,
+                           f"does not fit the pool at minNodes ({pool.min_nodes} × {pool.gpus} GPUs) together with "
+                           "the workloads' minReplicas; the autoscaler would keep extra nodes for placeholders "
+                           "alone, i.e. a hidden higher minNodes",
+                           f"lower gpuPool.headroom.gpus to at most {max(fits, default=0) * pod_gpus}, or raise "
+                           "gpuPool.minNodes"))
+    busiest = max((s.min_replicas for s in h.schedules), default=0)
+    # Windows may overlap: the workloads at their highest scheduled minimum, the placeholders at theirs.
+    peak_pods = [w.gpus_per_pod for w in cfg.workloads
+                 for _ in range(max([w.min_replicas, *(s.min_replicas for s in w.schedules)]))]
+    if busiest and packing.pack([*peak_pods, *[pod_gpus] * busiest], pool.gpus, pool.max_nodes) is None:
+        out.append(Problem("gpuPool.headroom.schedules[*].minReplicas", busiest,
+                           f"placeholder pods of {pod_gpus} GPU(s) do not fit the pool even at maxNodes "
+                           f"({pool.max_nodes}) beside the workloads' scheduled minimum replicas; they would stay "
+                           "Pending",
+                           "lower the window's minReplicas or raise gpuPool.maxNodes"))
+    cutoff = cfg.cluster.autoscaler.get("expendable-pods-priority-cutoff")
+    if cutoff is not None:
+        try:
+            value = int(cutoff)
+        except ValueError:
+            out.append(Problem("cluster.autoscaler.expendable-pods-priority-cutoff", cutoff,
+                               "is not an integer priority", f"remove the override or write an integer ≤ "
+                               f"{HEADROOM_PRIORITY}"))
+            return out
+        if value > HEADROOM_PRIORITY:
+            out.append(Problem("cluster.autoscaler.expendable-pods-priority-cutoff", cutoff,
+                               f"is above the headroom placeholders' priority ({HEADROOM_PRIORITY}): the "
+                               "autoscaler would treat Pending placeholders as expendable and never add a node "
+                               "for them, so the headroom is gone after the first burst",
+                               f"remove the override (default {AUTOSCALER_EXPENDABLE_CUTOFF}) or set it to an "
+                               f"integer ≤ {HEADROOM_PRIORITY}"))
+    return out
+
+
+def _schedule_problems(key: str, sch: ScheduleConfig) -> list[Problem]:
+    if sch.start == sch.end:
+        return [Problem(f"{key}.end", sch.end, "is the same as start; KEDA's cron scaler rejects such a window",
+                        "give the window an end different from its start, e.g. start '0 8 * * 1-5', "
+                        "end '0 18 * * 1-5'")]
+    return []
 
 
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
@@ -738,7 +923,7 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     if cfg is not None:
         rules: list[Callable[[StackConfig], list[Problem]]] = [
             _cluster_problems, _pool_problems, _chart_problems, _workload_problems,
-            _flavor_problems, _autoscaler_problems, _packing_problems,
+            _flavor_problems, _autoscaler_problems, _packing_problems, _headroom_problems,
         ]
         for rule in rules:
             for problem in rule(cfg):

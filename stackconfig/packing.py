@@ -9,7 +9,9 @@ NP-hard problem): it never claims a packing that does not exist, but it may refu
 11/9 OPT + 6/9 bins; Dósa 2007, "The Tight Bound of First Fit Decreasing Bin-Packing Algorithm Is
 FFD(I) ≤ 11/9 OPT(I) + 6/9"). Refusing is the safe side here: the Kubernetes scheduler does not place pods
 optimally either (pods arrive one at a time, in no chosen order), so a packing only an exact solver finds would
-not be what the cluster reaches at peak anyway.
+not be what the cluster reaches at peak anyway. When every pod size divides the next larger one and the node size
+(1, 2, 4 or 8 GPUs on 8-GPU nodes) FFD finds a fit whenever one exists (Coffman, Garey and Johnson, "Bin packing
+with divisible item sizes", J. Complexity 3, 1987); only mixed sizes such as 3 GPUs can be refused needlessly.
 """
 
 from __future__ import annotations

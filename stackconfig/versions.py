@@ -53,3 +53,8 @@ KEDA_K8S: dict[tuple[int, int], tuple[int, int]] = {
 #: kube-prometheus-stack major -> minimum Kubernetes minor (Chart.yaml kubeVersion ">=1.25.0-0").
 #: Majors before 79 shipped the `prom-operator` Grafana default password and are not offered.
 KUBE_PROMETHEUS_STACK_MIN_K8S: dict[int, int] = {major: 25 for major in range(79, 89)}
+
+#: The headroom placeholders' container: Kubernetes' `pause` image (does nothing, ~300 KB, runs as 65535),
+#: as the cluster-autoscaler FAQ's overprovisioning example uses it. Pinned by the multi-arch index digest of
+#: registry.k8s.io/pause:3.10 so every node runs the same bytes.
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"

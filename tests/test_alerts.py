@@ -23,6 +23,7 @@ import yaml
 from components import alerts, dcgm, scaling
 from offline.engine import Recording
 from stackconfig import StackConfig, WorkloadConfig
+from stackconfig.model import HEADROOM_NAMESPACE
 from tests.conftest import STACKS, reference
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 
@@ -136,6 +137,35 @@ def workloads(cfg: StackConfig) -> tuple[WorkloadConfig, WorkloadConfig]:
     return one, multi
 
 
+def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
+    """Pending placeholders at maxNodes (the autoscaler cannot restore the headroom) and below it."""
+    if cfg.gpu_pool.headroom is None:
+        return []
+    max_nodes = cfg.gpu_pool.max_nodes
+    pending = {**placeholder("Pending", "a0001", "1x60"), **placeholder("Pending", "a0002", "0x10 1x50"),
+               **placeholder("Running", "a0003", "1x60")}
+    lacking = 2 * cfg.headroom_pod_gpus
+    return [
+        Case(
+            "preempted placeholders cannot come back: the pool is at maxNodes",
+            {**{k: v for i in range(max_nodes) for k, v in pool_node(cfg, f"gpu-{i}").items()}, **pending,
+             ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment="gpu-headroom"): "3x60"},
+            (
+                Check("10m", "GpuHeadroomNotRestored"),
+                Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
+            ),
+            exprs=(("30m", alerts.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
+                   ("30m", alerts.HEADROOM_GPUS_PENDING, (({}, lacking),)),
+                   ("30m", alerts.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
+        ),
+        Case(
+            "preempted placeholders wait for a node the autoscaler is adding",
+            {**{k: v for i in range(max_nodes - 1) for k, v in pool_node(cfg, f"gpu-{i}").items()}, **pending},
+            (Check("30m", "GpuHeadroomNotRestored"),),
+        ),
+    ]
+
+
 def cases(cfg: StackConfig) -> list[Case]:
     w1, w2 = workloads(cfg)
     provision = cfg.gpu_pool.provision_minutes
@@ -157,7 +187,17 @@ def cases(cfg: StackConfig) -> list[Case]:
                     resource="cpu", unit="core", node="")] = "2x60"
         return out
 
+    def placeholder(state: str, suffix: str, phase_values: str) -> dict[str, str]:
+        """A headroom placeholder pod (components/headroom.py) holding `podGpus` GPUs."""
+        pod = f"gpu-headroom-7c9d8f6b5c-{suffix}"
+        return {
+            ksm("kube_pod_status_phase", namespace=HEADROOM_NAMESPACE, pod=pod, phase=state): phase_values,
+            ksm("kube_pod_container_resource_requests", namespace=HEADROOM_NAMESPACE, pod=pod, container="pause",
+                resource=alerts.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
+        }
+
     return [
+        *headroom_cases(cfg, placeholder),
         Case(
             "a pool node is Ready without allocatable GPUs",
             {
@@ -181,6 +221,7 @@ def cases(cfg: StackConfig) -> list[Case]:
                 **w1_pod("Pending", "cpu01", "1x60", gpus=None),  # no GPU request: not ours
                 **w1_pod("Running", "runs1", "1x60"),
                 **w1_pod("Pending", "runs1", "0x60"),
+                **placeholder("Pending", "wait1", "1x60"),  # preempted placeholder: by design, not an alert
             },
             (
                 Check(f"{provision - 5}m", "GpuPodPendingTooLong"),

@@ -44,7 +44,7 @@ def test_every_component_registers_its_outputs(rec: Recording) -> None:
 
 
 def test_component_types(rec: Recording) -> None:
-    types = {c.type for c in components(rec)}
+    types = {c.type for c in components(rec)} - {"gpu-platform:scaling:Headroom"}  # prod only: test_headroom.py
     assert types == {
         "gpu-platform:cluster:GpuCluster",
         "gpu-platform:addons:GpuOperator",
@@ -52,6 +52,7 @@ def test_component_types(rec: Recording) -> None:
         "gpu-platform:addons:Monitoring",
         "gpu-platform:workloads:WorkloadNamespaces",
         "gpu-platform:workloads:GpuWorkload",
+        "gpu-platform:workloads:WorkloadPriority",
     }
 
 
@@ -201,7 +202,7 @@ def test_outputs_contract(rec: Recording) -> None:
     out = rec.outputs
     assert set(out) == {
         "clusterName", "clusterId", "kubeconfig", "kubernetesVersion", "gpuPool", "namespaces",
-        "prometheusUrl", "grafanaAdminPassword", "chartVersions", "workloads",
+        "prometheusUrl", "grafanaAdminPassword", "chartVersions", "workloads", "headroom", "priorityClasses",
     }
     assert out["clusterName"] == cluster_name(rec)
     pool = out["gpuPool"]

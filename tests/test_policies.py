@@ -522,7 +522,7 @@ def test_scaled_objects_on_other_metrics_are_not_gpu_workloads() -> None:
 
 def test_every_policy_is_mandatory_and_uniquely_named() -> None:
     names = [p.name for p in gp.POLICIES]
-    assert len(names) == len(set(names)) == 9
+    assert len(names) == len(set(names)) == 11
     assert {p.enforcement_level for p in gp.POLICIES} == {EnforcementLevel.MANDATORY}
 
 

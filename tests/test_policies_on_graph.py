@@ -148,6 +148,7 @@ def test_the_same_graph_passes_where_the_stack_config_allows_it(recordings: dict
     dev_budget = read_config(ROOT / "policy" / "config" / "dev.json")["gpu-pool-hourly-budget"].properties
 
     assert set(run_pack(unprotected, "prod")) == {"production-cluster-protected"}
-    # Under dev's config only dev's smaller budget (prod's 4 nodes × 32.00 = 128.00) is exceeded.
-    assert set(run_pack(unprotected, "dev")) == {"gpu-pool-hourly-budget"}
+    # Under dev's config only dev's smaller budget (prod's 4 nodes × 32.00 = 128.00) is exceeded, by the pool and
+    # by prod's headroom on top of its floor (2 × 32.00 + 8 GPUs × 4.00 = 96.00).
+    assert set(run_pack(unprotected, "dev")) == {"gpu-pool-hourly-budget", "gpu-headroom-hourly-budget"}
     assert dev_budget is not None and dev_budget["maxHourlyBudget"] < 128.0

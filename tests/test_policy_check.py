@@ -126,7 +126,8 @@ def test_resources_are_presented_as_the_analyzer_presents_them(plans: dict[str, 
     )
     assert deployment.provider.urn == by_name["gpu-prod-provider"].urn
     assert deployment.provider.props["kubeconfig"] == "[secret]"
-    assert {d.name for d in deployment.dependencies} == {"workloads-inference", "gpu-operator-release"}
+    assert {d.name for d in deployment.dependencies} == {
+        "workloads-inference", "gpu-operator-release", "workload-priority-class"}
     assert [d.name for d in deployment.property_dependencies["metadata"]] == ["workloads-inference"]
 
 

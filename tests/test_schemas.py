@@ -20,6 +20,7 @@ BUILTIN = {
     "kubernetes:core/v1:ConfigMap": ("v1", "ConfigMap"),
     "kubernetes:apps/v1:Deployment": ("apps/v1", "Deployment"),
     "kubernetes:policy/v1:PodDisruptionBudget": ("policy/v1", "PodDisruptionBudget"),
+    "kubernetes:scheduling.k8s.io/v1:PriorityClass": ("scheduling.k8s.io/v1", "PriorityClass"),
 }
 
 

@@ -9,6 +9,8 @@ from .policies import (
     gpu_pool_budget,
     gpu_pool_workloads,
     gpu_scaled_workloads,
+    headroom_budget,
+    headroom_priority,
     helm_chart_pinned,
     scaled_object_safe,
 )
@@ -22,6 +24,8 @@ __all__ = [
     "gpu_pool_budget",
     "gpu_pool_workloads",
     "gpu_scaled_workloads",
+    "headroom_budget",
+    "headroom_priority",
     "helm_chart_pinned",
     "scaled_object_safe",
 ]

@@ -484,6 +484,168 @@ gpu_pool_workloads = StackValidationPolicy(
 )
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# GPU headroom (placeholder pods that hold spare GPUs; components/headroom.py)
+
+PRIORITY_CLASS_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+#: How the platform marks headroom placeholder pods (their pod template's label).
+HEADROOM_COMPONENT = ("app.kubernetes.io/component", "headroom")
+#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md), when the cluster does not set it.
+DEFAULT_EXPENDABLE_CUTOFF = -10
+
+
+def _is_placeholder(spec_props: Mapping[str, Any], resource_type: str) -> bool:
+    labels = _get(spec_props, *POD_SPEC_PATHS[resource_type][:-1], "metadata", "labels") or {}
+    return labels.get(HEADROOM_COMPONENT[0]) == HEADROOM_COMPONENT[1]
+
+
+def _pod_priority(spec: Mapping[str, Any], classes: Mapping[str, float], default: float) -> float | None:
+    """The priority admission gives the pods: their class's value, the global default's, else 0.
+
+    None when the class is not in this stack (a cluster-wide class this graph cannot see)."""
+    name = spec.get("priorityClassName")
+    if not name:
+        return default
+    return classes.get(str(name))
+
+
+def _priority_classes(resources: Iterable[PolicyResource]) -> tuple[dict[str, float], float]:
+    classes: dict[str, float] = {}
+    default = 0.0
+    for res in resources:
+        if res.resource_type != PRIORITY_CLASS_TYPE:
+            continue
+        name, value = _get(res.props, "metadata", "name"), res.props.get("value")
+        if isinstance(name, str) and isinstance(value, int | float):
+            classes[name] = float(value)
+            if res.props.get("globalDefault") is True:
+                default = float(value)
+    return classes, default
+
+
+def _headroom_priority(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    classes, default = _priority_classes(args.resources)
+    cutoffs = [
+        _get(r.props, "autoscalerConfig", "expendable-pods-priority-cutoff")
+        for r in args.resources if r.resource_type == CLUSTER_TYPE
+    ]
+    placeholders, workloads = [], []
+    for res in args.resources:
+        if res.resource_type not in GPU_PLACED_KINDS:
+            continue
+        spec = pod_spec(res.resource_type, res.props)
+        if spec is None or not has_gpu_limit(spec):
+            continue
+        (placeholders if _is_placeholder(res.props, res.resource_type) else workloads).append(
+            (res, _pod_priority(spec, classes, default))
+        )
+    for res, priority in placeholders:
+        where = f"Headroom placeholders {_name(res.props, res.name)}"
+        if priority is None:
+            continue
+        for cutoff in cutoffs:
+            try:
+                value = int(float(cutoff)) if cutoff is not None else DEFAULT_EXPENDABLE_CUTOFF
+            except ValueError:
+                continue
+            if priority < value:
+                report_violation(
+                    f"{where} have priority {_num(priority)}, below the cluster autoscaler's "
+                    f"expendable-pods-priority-cutoff ({value}): Pending placeholders are expendable and never "
+                    "trigger a scale-up, so the headroom is gone after the first burst. Give them a priority ≥ the "
+                    "cutoff (the platform uses -10).",
+                    res.urn,
+                )
+        for workload, theirs in workloads:
+            if theirs is not None and priority >= theirs:
+                report_violation(
+                    f"{where} have priority {_num(priority)}, not below GPU workload "
+                    f"{_name(workload.props, workload.name)} ({_num(theirs)}): the scheduler preempts only lower "
+                    "priorities, so a burst of that workload waits for a new node while placeholders hold the "
+                    "GPUs. Give the placeholders a lower PriorityClass (or the workload a higher one).",
+                    res.urn,
+                )
+
+
+headroom_priority = StackValidationPolicy(
+    name="gpu-headroom-priority-below-workloads",
+    description="GPU headroom placeholder pods (label app.kubernetes.io/component=headroom) have a priority below "
+    "every GPU workload's and not below the cluster autoscaler's expendable-pods-priority-cutoff.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_headroom_priority,
+)
+
+
+def _held_replicas(deployment: PolicyResource, resources: Sequence[PolicyResource]) -> float:
+    """Placeholders held at most: the Deployment's replicas, or the maxReplicaCount of the ScaledObject on it."""
+    namespace = _get(deployment.props, "metadata", "namespace")
+    name = _get(deployment.props, "metadata", "name")
+    for so in resources:
+        if so.resource_type != SCALED_OBJECT_TYPE:
+            continue
+        ref = _get(so.props, "spec", "scaleTargetRef") or {}
+        if _get(so.props, "metadata", "namespace") == namespace and ref.get("name") == name:
+            return float(_get(so.props, "spec", "maxReplicaCount") or 0)
+    replicas = _get(deployment.props, "spec", "replicas")
+    return float(replicas) if isinstance(replicas, int | float) else 1.0  # Kubernetes' default
+
+
+def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    config = args.get_config()
+    price, budget = config.get("pricePerNodeHour"), config.get("maxHourlyBudget")
+    if price is None or budget is None:
+        return
+    pools = [pool for r in args.resources if r.resource_type == CLUSTER_TYPE for pool in gpu_pools(r.props)]
+    if not pools:
+        return
+    pool = pools[0]
+    match = re.search(r"-(\d+)$", str(pool.get("flavorId")))
+    if not match:
+        return  # GPUs per node unknown: nothing to price a GPU with
+    per_gpu = float(price) / int(match.group(1))
+    floor = float(pool.get("minNodeCount") or 0) * float(price)
+    for res in args.resources:
+        if res.resource_type != DEPLOYMENT_TYPE or not _is_placeholder(res.props, res.resource_type):
+            continue
+        spec = pod_spec(res.resource_type, res.props) or {}
+        gpus_per_pod = sum(float(_count(_gpu_quantity(c, "limits")) or 0) for c in containers(spec)
+                           if isinstance(_count(_gpu_quantity(c, "limits")), float))
+        gpus = _held_replicas(res, args.resources) * gpus_per_pod
+        cost = gpus * per_gpu
+        if floor + cost > float(budget):
+            report_violation(
+                f"Headroom {_name(res.props, res.name)} holds up to {_num(gpus)} idle GPUs × {_money(per_gpu)}/GPU-hour"
+                f" = {_money(cost)}/hour; on top of the pool's floor ({_num(pool.get('minNodeCount'))} nodes × "
+                f"{_money(price)} = {_money(floor)}/hour) that is {_money(floor + cost)}/hour, over the stack's budget "
+                f"of {_money(budget)}/hour (`maxHourlyBudget`). Lower gpuPool.headroom (or its schedules' "
+                "minReplicas), or raise the budget in policy/config/<stack>.json after agreeing the spend.",
+                res.urn,
+            )
+
+
+headroom_budget = StackValidationPolicy(
+    name="gpu-headroom-hourly-budget",
+    description="The GPU pool's floor (minNodeCount × pricePerNodeHour) plus the GPUs the headroom placeholders "
+    "hold at most (priced per GPU = pricePerNodeHour / GPUs per node) stays within maxHourlyBudget.",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(
+        properties={
+            "pricePerNodeHour": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Price of one GPU node per hour (the same value as gpu-pool-hourly-budget's).",
+            },
+            "maxHourlyBudget": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Most the GPU pool's floor plus the idle headroom may cost per hour.",
+            },
+        }
+    ),
+    validate=_headroom_budget,
+)
+
+
 POLICIES: Sequence[ResourceValidationPolicy | StackValidationPolicy] = (
     helm_chart_pinned,
     container_image_pinned,
@@ -494,4 +656,6 @@ POLICIES: Sequence[ResourceValidationPolicy | StackValidationPolicy] = (
     gpu_pool_budget,
     gpu_scaled_workloads,
     gpu_pool_workloads,
+    headroom_priority,
+    headroom_budget,
 )
