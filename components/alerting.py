@@ -68,12 +68,18 @@ def alertmanager_config(a: AlertingConfig, secrets: Mapping[str, str]) -> dict[s
             "repeat_interval": "4h",
             "routes": routes,
         },
-        # A critical alert silences the same alert's warning (kube-prometheus-stack's default inhibition).
-        "inhibit_rules": [{
-            "source_matchers": ['severity = "critical"'],
-            "target_matchers": ['severity =~ "warning|info"'],
-            "equal": ["namespace", "alertname"],
-        }],
+        # kube-prometheus-stack's own inhibitions (values.yaml 88.5.3, alertmanager.config.inhibit_rules): a
+        # critical alert silences the same alert's warning and info, a warning its info, and InfoInhibitor
+        # silences info alerts in its namespace.
+        "inhibit_rules": [
+            {"source_matchers": ['severity = "critical"'], "target_matchers": ['severity =~ "warning|info"'],
+             "equal": ["namespace", "alertname"]},
+            {"source_matchers": ['severity = "warning"'], "target_matchers": ['severity = "info"'],
+             "equal": ["namespace", "alertname"]},
+            {"source_matchers": ['alertname = "InfoInhibitor"'], "target_matchers": ['severity = "info"'],
+             "equal": ["namespace"]},
+            {"target_matchers": ['alertname = "InfoInhibitor"']},
+        ],
         "receivers": receivers,
     }
 
