@@ -330,3 +330,16 @@ def test_extra_triggers_keep_the_gpu_triggers_safety(recordings: dict[str, Recor
     assert waiting["query"] == ('sum(avg_over_time(vllm:num_requests_waiting{namespace="inference",'
                                 'pod=~"inference-[a-z0-9]{1,10}-[a-z0-9]{5}"}[1m]))')
     assert waiting["threshold"] == "5"
+
+
+def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(recordings: dict[str, Recording]) -> None:
+    rec = recordings["prod"]
+    board = json.loads(rec.get("monitoring-dashboard-gpu-autoscaling").inputs["data"]["gpu-autoscaling.json"])
+    trigger = {t["name"]: t for t in rec.get("inference-scaledobject").inputs["spec"]["triggers"]}["waiting-requests"]
+    titles = [p["title"] for p in board["panels"]]
+    row = titles.index(next(t for t in titles if t.startswith("Workload inference/inference")))
+    end = next((i for i in range(row + 1, len(titles)) if board["panels"][i]["type"] == "row"), len(titles))
+    section = board["panels"][row + 1:end]
+    assert any("utilisation" in p["title"].lower() for p in section)
+    (serving,) = [p for p in section if p["title"].startswith("Trigger waiting-requests")]
+    assert serving["targets"][0]["expr"] == trigger["metadata"]["query"]
