@@ -343,3 +343,30 @@ def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(recordings: 
     assert any("utilisation" in p["title"].lower() for p in section)
     (serving,) = [p for p in section if p["title"].startswith("Trigger waiting-requests")]
     assert serving["targets"][0]["expr"] == trigger["metadata"]["query"]
+
+
+def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
+    """PodMonitor against prometheus-operator's CRD as kube-prometheus-stack 88.5.3 ships it (charts/crds)."""
+    import tarfile
+
+    import jsonschema
+    import yaml
+
+    from tests.conftest import reference
+    from tests.test_schemas import _strict, unwrap
+
+    with tarfile.open(reference("charts", "packaged", "kube-prometheus-stack-88.5.3.tgz")) as tgz:
+        member = tgz.extractfile("kube-prometheus-stack/charts/crds/crds/crd-podmonitors.yaml")
+        assert member is not None
+        crd = yaml.safe_load(member.read())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    schema = _strict(version["schema"]["openAPIV3Schema"])
+    monitors = [unwrap(dict(r.inputs)) for r in rec.of_type("kubernetes:monitoring.coreos.com/v1:PodMonitor")]
+    assert len(monitors) == (1 if rec.stack == "prod" else 0)
+    for monitor in monitors:
+        jsonschema.validate(monitor, schema)
+    if monitors:
+        bad = copy.deepcopy(monitors[0])
+        bad["spec"]["podMetricsEndpoints"][0]["portName"] = "http"
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
