@@ -48,7 +48,10 @@ def secret_config(keys: list[str]) -> dict[str, pulumi.Output[str]]:
     """The values of `secrets:<key>` as secret Outputs; unset or plain-text keys are refused, all at once.
 
     A plain value would sit readable in the stack file and in git: Pulumi marks a key secret only when it
-    was set with `--secret` (the CLI passes the list; pulumi.runtime.config.is_config_secret).
+    was set with `--secret`. The CLI passes the secret keys in PULUMI_CONFIG_SECRET_KEYS, and Pulumi's
+    python executor hands them to `pulumi.runtime.set_all_config` (pulumi/pulumi sdk/python/cmd/
+    pulumi-language-python-exec), which `is_config_secret` reads; the variable is checked too for SDKs that
+    configured the runtime differently.
     """
     conf, out, problems = pulumi.Config(SECRETS_NAMESPACE), {}, []
     secret_keys = set(runtime_config.get_config_secret_keys_env())
