@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from components import scaling
 from components.kube import PLATFORM_LABELS, namespace, tolerations_for
 from stackconfig import WorkloadConfig
-from stackconfig.model import ModelCacheConfig, ProbesConfig
+from stackconfig.model import SERVING_DRAIN_SECONDS, ModelCacheConfig, ProbesConfig
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -167,6 +167,10 @@ def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, An
 
 #: Where the model cache sends Hugging Face downloads (vLLM, transformers): HF_HOME under the cache mount.
 HF_HOME = "HF_HOME"
+#: Seconds a serving pod keeps answering after it is told to stop, while its address leaves the Service's
+#: EndpointSlices and every node's proxy: SIGTERM only follows the preStop hook (kubernetes.io/docs/concepts/
+#: containers/container-lifecycle-hooks; the `sleep` action needs no shell in the image, Kubernetes ≥ 1.30).
+DRAIN_SECONDS = SERVING_DRAIN_SECONDS
 
 
 def env_secret_name(workload: str) -> str:
@@ -209,6 +213,8 @@ def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, A
     mounts: list[dict[str, Any]] = []
     if w.ports:
         container["ports"] = [{"name": p.name, "containerPort": p.port, "protocol": "TCP"} for p in w.ports]
+        # Scale-down and rollouts then drop no request that was already routed to the pod.
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": DRAIN_SECONDS}}}
     if w.probes is not None:
         container.update(probe_specs(w.probes))
     env = list(container.get("env", []))

@@ -279,6 +279,8 @@ SECRETS_NAMESPACE = "secrets"
 SECRET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 QUANTITY_MIB = {"Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+#: preStop drain of a workload with ports (components/workload.py DRAIN_SECONDS).
+SERVING_DRAIN_SECONDS = 10
 
 
 def _port_name(value: str) -> str:
@@ -707,6 +709,10 @@ def serving_problems(key: str, w: WorkloadConfig) -> list[Problem]:
     out: list[Problem] = []
     reserved_triggers = ("gpu-utilization", "demand")
     names = [p.name for p in w.ports]
+    if w.ports and w.termination_grace_period_seconds <= SERVING_DRAIN_SECONDS:
+        out.append(Problem(f"{key}.terminationGracePeriodSeconds", w.termination_grace_period_seconds,
+                           f"leaves no time after the {SERVING_DRAIN_SECONDS} s a serving pod keeps answering while "
+                           "it leaves the Service", f"set it above {SERVING_DRAIN_SECONDS}, e.g. 60"))
     for field_, values in (("name", names), ("port", [p.port for p in w.ports])):
         dupes = sorted({str(v) for v in values if values.count(v) > 1})
         if dupes:

@@ -84,6 +84,7 @@ def test_a_full_serving_workload_is_valid() -> None:
         ({"workloads.0.ports": [{"name": "http", "port": 8000}, {"name": "grpc", "port": 8000}]},
          ["workloads[0].ports", "repeats a port port"]),
         ({"workloads.0.probes": {"port": "web"}}, ["workloads[0].probes.port", "'web'", "add {name: web"]),
+        ({"workloads.0.terminationGracePeriodSeconds": 10}, ["workloads[0].terminationGracePeriodSeconds", "above 10"]),
         ({"workloads.0.probes": {"port": "http", "startupMinutes": 0}}, ["workloads[0].probes.startupMinutes"]),
         ({"workloads.0.probes": {"port": "http", "path": "health"}}, ["workloads[0].probes.path"]),
         ({"workloads.0.secretEnv": {"1TOKEN": "hfToken"}}, ["workloads[0].secretEnv.1TOKEN"]),
@@ -258,6 +259,9 @@ def test_probes_shared_memory_and_cache_in_prods_vllm_pod(recordings: dict[str, 
     assert c["startupProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert c["startupProbe"]["failureThreshold"] * c["startupProbe"]["periodSeconds"] >= 30 * 60
     assert c["readinessProbe"]["failureThreshold"] == 3 and "livenessProbe" in c
+    # Stopping pods keep answering while they leave the Service (no shell needed: the kubelet sleeps).
+    assert c["lifecycle"] == {"preStop": {"sleep": {"seconds": 10}}}
+    assert pod["terminationGracePeriodSeconds"] > 10
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["dshm"] == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
     assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
