@@ -48,7 +48,7 @@ SERVING = {
 def serving(**changes: Any) -> dict[str, Any]:
     raw = copy.deepcopy(BASE)
     raw["workloads"] = [copy.deepcopy(SERVING)]
-    return {**raw, **{k: v for k, v in changes.items() if "." not in k}} if not changes else _apply(raw, changes)
+    return _apply(raw, changes)
 
 
 def _apply(raw: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +87,15 @@ def test_a_full_serving_workload_is_valid() -> None:
         ({"workloads.0.terminationGracePeriodSeconds": 10}, ["workloads[0].terminationGracePeriodSeconds", "above 10"]),
         ({"workloads.0.probes": {"port": "http", "startupMinutes": 0}}, ["workloads[0].probes.startupMinutes"]),
         ({"workloads.0.probes": {"port": "http", "path": "health"}}, ["workloads[0].probes.path"]),
+        ({"workloads.0.probes": {"port": "http", "periodSeconds": 0}}, ["workloads[0].probes.periodSeconds"]),
+        ({"workloads.0.probes": {"port": "http", "failureThreshold": 50}}, ["workloads[0].probes.failureThreshold"]),
+        ({"workloads.0.imagePullSecret.username": ""}, ["workloads[0].imagePullSecret.username"]),
+        ({"workloads.0.metrics": {"port": "http", "path": "metrics"}}, ["workloads[0].metrics.path"]),
+        ({"workloads.0.triggers.0.window": "1h"}, ["workloads[0].triggers[0].window"]),
+        ({"workloads.0.modelCache": {"type": "pvc", "claimName": "m", "readOnly": "maybe"}},
+         ["workloads[0].modelCache.readOnly"]),
+        ({"workloads.0.modelCache": {"type": "pvc", "claimName": "Models"}}, ["workloads[0].modelCache.claimName"]),
+        ({"alerting": {"slack": {"webhookUrlSecret": "", "channel": "#a"}}}, ["alerting.slack.webhookUrlSecret"]),
         ({"workloads.0.secretEnv": {"1TOKEN": "hfToken"}}, ["workloads[0].secretEnv.1TOKEN"]),
         ({"workloads.0.secretEnv": {"HF_TOKEN": "secrets:hf token"}}, ["workloads[0].secretEnv.HF_TOKEN",
                                                                        "pulumi config set --secret secrets:<key>"]),
