@@ -105,7 +105,11 @@ monitoring = Monitoring(
         service_monitors={"keda-operator": alerts.keda_service_monitor("keda")},
         extra_values=alerts.kube_state_metrics_values(cfg),
         alertmanager_config=(
-            pulumi.Output.secret(pulumi.Output.all(**secrets).apply(lambda v: alerting.render(cfg.alerting, v)))
+            pulumi.Output.secret(
+                pulumi.Output.all(**{k: secrets[k] for k in cfg.alerting.secret_keys}).apply(
+                    lambda v: alerting.render(cfg.alerting, v)
+                )
+            )
             if cfg.alerting.any_receiver
             else None
         ),

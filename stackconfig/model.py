@@ -425,6 +425,14 @@ class AlertingConfig(_Model):
     def any_receiver(self) -> bool:
         return any((self.webhook, self.slack, self.pagerduty, self.heartbeat))
 
+    @property
+    def secret_keys(self) -> list[str]:
+        """The `secrets:` keys the receivers read, sorted."""
+        return sorted(k for k in (self.webhook and self.webhook.url_secret,
+                                  self.slack and self.slack.webhook_url_secret,
+                                  self.pagerduty and self.pagerduty.routing_key_secret,
+                                  self.heartbeat and self.heartbeat.url_secret) if k)
+
 
 class ResourcesConfig(_Model):
     cpu: str | None = None
@@ -694,9 +702,7 @@ def secret_config_keys(cfg: StackConfig) -> list[str]:
     """Every `secrets:<key>` the stack refers to (env, registry passwords, alert receivers), sorted."""
     keys = {k for w in cfg.workloads for k in w.secret_env.values()}
     keys |= {w.image_pull_secret.password_secret for w in cfg.workloads if w.image_pull_secret}
-    a = cfg.alerting
-    keys |= {r for r in (a.webhook and a.webhook.url_secret, a.slack and a.slack.webhook_url_secret,
-                         a.pagerduty and a.pagerduty.routing_key_secret, a.heartbeat and a.heartbeat.url_secret) if r}
+    keys |= set(cfg.alerting.secret_keys)
     return sorted(keys)
 
 
