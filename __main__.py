@@ -11,15 +11,23 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components import alerts, dashboards, scaling
+from components import alerting, alerts, dashboards, scaling
 from components.cluster import GpuCluster, GpuClusterArgs, autoscaler_config
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs, WorkloadPriority, headroom_output
 from components.keda import Keda, KedaArgs
 from components.monitoring import Monitoring, MonitoringArgs, storage_spec
-from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces
-from stackconfig import ConfigError, StackConfig
+from components.workload import (
+    GpuWorkload,
+    GpuWorkloadArgs,
+    PoolPlacement,
+    WorkloadNamespaces,
+    pod_security_level,
+    service_address,
+)
+from stackconfig import ConfigError, Problem, StackConfig
 from stackconfig.check import check_config
+from stackconfig.model import SECRETS_NAMESPACE, secret_config_keys
 from stackconfig.stackfile import read_stack_file
 
 
@@ -39,8 +47,35 @@ def stack_config() -> StackConfig:
     except ConfigError as exc:
         raise InvalidStackConfig(exc.problems) from None
 
+def secret_config(keys: list[str]) -> dict[str, pulumi.Output[str]]:
+    """The values of `secrets:<key>` as secret Outputs; unset or plain-text keys are refused, all at once.
+
+    A plain value would sit readable in the stack file and in git: Pulumi marks a key secret only when it
+    was set with `--secret`. The CLI passes the secret keys in PULUMI_CONFIG_SECRET_KEYS, and Pulumi's
+    python executor hands them to `pulumi.runtime.set_all_config` (pulumi/pulumi sdk/python/cmd/
+    pulumi-language-python-exec), which `is_config_secret` reads; the variable is checked too for SDKs that
+    configured the runtime differently.
+    """
+    conf, out, problems = pulumi.Config(SECRETS_NAMESPACE), {}, []
+    secret_keys = set(runtime_config.get_config_secret_keys_env())
+    for key in keys:
+        full = f"{SECRETS_NAMESPACE}:{key}"
+        command = f"pulumi config set --secret {full} <value>"
+        if runtime_config.get_config(full) is None:
+            problems.append(Problem(full, None, "is referenced by the stack config but not set", f"run `{command}`"))
+        elif not (runtime_config.is_config_secret(full) or full in secret_keys):
+            problems.append(Problem(full, "(plain text, not shown)",
+                                    "is stored in plain text in the stack file, and would be in the state too",
+                                    f"run `pulumi config rm {full}` and `{command}`"))
+        else:
+            out[key] = conf.require_secret(key)
+    if problems:
+        raise InvalidStackConfig(problems)
+    return out
+
 
 cfg = stack_config()
+secrets = secret_config(secret_config_keys(cfg))
 pool = cfg.gpu_pool
 
 gpu_cluster = GpuCluster(
@@ -72,11 +107,25 @@ monitoring = Monitoring(
         dashboards=dashboards.dashboards(cfg),
         service_monitors={"keda-operator": alerts.keda_service_monitor("keda")},
         extra_values=alerts.kube_state_metrics_values(cfg),
+        alertmanager_config=(
+            pulumi.Output.secret(
+                pulumi.Output.all(**{k: secrets[k] for k in cfg.alerting.secret_keys}).apply(
+                    lambda v: alerting.render(cfg.alerting, v)
+                )
+            )
+            if cfg.alerting.any_receiver
+            else None
+        ),
     ),
     opts=in_cluster,
 )
 
-namespaces = WorkloadNamespaces("workloads", [w.namespace for w in cfg.workloads], opts=in_cluster)
+namespaces = WorkloadNamespaces(
+    "workloads",
+    [w.namespace for w in cfg.workloads],
+    opts=in_cluster,
+    pod_security={w.namespace: pod_security_level(cfg.workloads, w.namespace) for w in cfg.workloads},
+)
 placement = PoolPlacement(labels=pool.labels, taints=pool.taints)
 workload_priority = WorkloadPriority("workload-priority", opts=in_cluster)
 if pool.headroom is not None:
@@ -102,6 +151,8 @@ for w in cfg.workloads:
             gpu_ready=[gpu_operator.release],
             scaler_ready=[keda.release, monitoring.release],
             priority_class=workload_priority.priority_class.metadata.name,
+            secret_env={env: secrets[key] for env, key in w.secret_env.items()},
+            registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
         ),
         opts=in_cluster,
     )
@@ -151,6 +202,7 @@ pulumi.export(
             "minReplicas": w.min_replicas,
             "maxReplicas": w.max_replicas,
             "targetUtilization": w.target_utilization,
+            "service": service_address(w),
         }
         for w in cfg.workloads
     },

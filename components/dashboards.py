@@ -213,6 +213,26 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
     layout.add(_stat(
         "GPU-hours used", "GPU-hours requested by this workload's Running pods over the time range.",
         _hours(_wl(alerts.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
+    _serving_panels(layout, w)
+
+
+def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
+    """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
+    pods = f'namespace="{w.namespace}",pod=~"{scaling.pod_name_regex(w.name)}"'
+    for t in w.triggers:
+        query = scaling.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+        layout.add(_timeseries(
+            f"Trigger {t.name}: {t.metric} vs threshold × replicas",
+            f"The trigger's query (sum over the workload's pods) against {t.threshold:g} × current replicas, and "
+            "the replicas it alone asks for. The HPA follows the largest recommendation of all triggers, so "
+            "this one scales the workload when it asks for more than GPU utilisation does.",
+            (query, "KEDA value"), (f"{_wl(alerts.WL_CURRENT, w)} * {t.threshold:g}", "threshold × current"),
+            (f"ceil(({query}) / {t.threshold:g})", "replicas wanted by this trigger"),
+        ), 12, 8)
+        layout.add(_timeseries(
+            f"{t.metric} per pod", "The series per pod, as the workload's PodMonitor scrapes it.",
+            (f"{t.metric}{{{pods}}}", "{{pod}}"),
+        ), 12, 8)
 
 
 def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:

@@ -31,7 +31,8 @@ def namespace(
     parent: pulumi.Resource,
     pod_security: str = "baseline",
 ) -> k8s.core.v1.Namespace:
-    """A namespace with a Pod Security level: `privileged` only where GPU system pods need it."""
+    """A namespace with a Pod Security level: `privileged` only where GPU system pods or hostPath model caches
+    need it (components/workload.py pod_security_level)."""
     return k8s.core.v1.Namespace(
         resource_name,
         metadata={

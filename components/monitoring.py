@@ -27,6 +27,9 @@ GRAFANA_ADMIN_SECRET = "grafana-admin"
 GRAFANA_USER_KEY = "admin-user"
 GRAFANA_PASSWORD_KEY = "admin-password"
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
+#: Secret with `alertmanager.yaml` that the operator mounts instead of the chart's (alertmanagerSpec.configSecret).
+ALERTMANAGER_CONFIG_SECRET = "alertmanager-gpu-platform"
+ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
 
 
 def prometheus_url(namespace_name: str) -> str:
@@ -106,6 +109,9 @@ class MonitoringArgs:
     service_monitors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: Extra chart values merged over ours (e.g. kube-state-metrics label allow-lists for alerts).
     extra_values: Mapping[str, Any] = field(default_factory=dict)
+    #: Rendered Alertmanager configuration (a secret Output, components/alerting.py); None keeps the chart's
+    #: own, which routes every alert to its "null" receiver.
+    alertmanager_config: pulumi.Input[str] | None = None
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -127,11 +133,22 @@ class Monitoring(pulumi.ComponentResource):
             string_data={GRAFANA_USER_KEY: "admin", GRAFANA_PASSWORD_KEY: password.result},
             opts=child,
         )
+        extra, before_release = dict(args.extra_values), [admin]
+        if args.alertmanager_config is not None:
+            before_release.append(k8s.core.v1.Secret(
+                f"{name}-alertmanager-config",
+                metadata={"name": ALERTMANAGER_CONFIG_SECRET, "namespace": self.namespace, "labels": PLATFORM_LABELS},
+                string_data={ALERTMANAGER_CONFIG_KEY: pulumi.Output.secret(args.alertmanager_config)},
+                opts=child,
+            ))
+            # useExistingSecret: the chart then renders no config Secret of its own (values.yaml 88.5.3).
+            spec = {"configSecret": ALERTMANAGER_CONFIG_SECRET, "useExistingSecret": True}
+            extra = _deep_merge(extra, {"alertmanager": {"alertmanagerSpec": spec}})
         # Grafana reads its admin Secret at start: create it first, delete it last.
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
-            monitoring_values(args.retention, args.namespace, args.extra_values, args.storage),
-            parent=self, timeout=900, depends_on=[admin],
+            monitoring_values(args.retention, args.namespace, extra, args.storage),
+            parent=self, timeout=900, depends_on=before_release,
         )
         self.prometheus_url = self.namespace.apply(prometheus_url)
         # Custom resources below need the chart's CRDs: they wait for the release.

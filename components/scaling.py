@@ -75,3 +75,28 @@ def hpa_desired_replicas(
     if abs(1.0 - usage_ratio) <= tolerance:
         return current_replicas
     return math.ceil(total / threshold)
+
+
+# --- serving (issue 10): triggers on the workload's own series --------------------------------------
+
+
+def serving_metric_query(deployment: str, namespace: str, metric: str, window: str = "1m") -> str:
+    """Sum over exactly the Deployment's pods of one of their own series (e.g. vllm:num_requests_waiting).
+
+    The PodMonitor's targets carry the pod's `namespace` and `pod` labels (prometheus-operator's PodMonitor
+    relabelling), so the selector is the GPU query's; `sum` returns one element or, when no pod reports,
+    an empty result that `ignoreNullValues: "false"` turns into an error and the fallback.
+    """
+    selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
+    return f"sum(avg_over_time({metric}{{{selector}}}[{window}]))"
+
+
+def hpa_desired_replicas_all(metrics: list[tuple[float, float]], current_replicas: int) -> int:
+    """With several metrics the HPA computes one proposal per metric and takes the largest.
+
+    kubernetes pkg/controller/podautoscaler/horizontal.go, computeReplicasForMetrics: "replicas =
+    max(replicas, replicaCountProposal)"; `metrics` is a list of (total, per-replica threshold).
+    """
+    if not metrics:
+        raise ValueError("at least one metric")
+    return max(hpa_desired_replicas(total, threshold, current_replicas) for total, threshold in metrics)

@@ -7,6 +7,9 @@ components/scaling.py; a broken scrape is an error with a fallback, never zero l
 
 from __future__ import annotations
 
+import base64
+import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +20,7 @@ import pulumi_kubernetes as k8s
 from components import scaling
 from components.kube import PLATFORM_LABELS, namespace, tolerations_for
 from stackconfig import ScheduleConfig, WorkloadConfig
+from stackconfig.model import SERVING_DRAIN_SECONDS, ModelCacheConfig, ProbesConfig
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -43,6 +47,11 @@ class GpuWorkloadArgs:
     #: PriorityClass of the pods (the platform's `gpu-workload`, above the headroom placeholders); the
     #: Output of the class's name, so the Deployment waits for the class its pods' admission needs.
     priority_class: pulumi.Input[str] | None = None
+    # --- serving (issue 10): secret values resolved by __main__ from the stack's secret config ---
+    #: ENV_NAME -> secret value (a secret Output), for `workload.secret_env`.
+    secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    #: The registry password for `workload.image_pull_secret` (a secret Output).
+    registry_password: pulumi.Input[str] | None = None
 
 
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
@@ -100,6 +109,8 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
                 },
             }
         )
+    # Metric triggers first, then the cron windows of minimum replicas (the HPA takes the largest of all).
+    triggers += serving_triggers(w, prometheus_url)
     triggers += schedule_triggers(w.schedules)
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
@@ -158,6 +169,7 @@ def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, An
         container["args"] = list(w.args)
     if w.env:
         container["env"] = [{"name": k, "value": v} for k, v in sorted(w.env.items())]
+    pod_extra = serve_container(w, container)
     return {
         # No `replicas`: KEDA's HPA owns the scale.
         "selector": {"matchLabels": selector},
@@ -170,19 +182,140 @@ def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, An
                 "nodeSelector": dict(placement.labels),
                 "tolerations": tolerations_for(placement.taints),
                 "terminationGracePeriodSeconds": w.termination_grace_period_seconds,
+                **pod_extra,
             },
         },
     }
 
 
+# --- serving (issue 10): ports, probes, secrets, shared memory, model cache, own metrics ------------
+
+#: Where the model cache sends Hugging Face downloads (vLLM, transformers): HF_HOME under the cache mount.
+HF_HOME = "HF_HOME"
+#: Seconds a serving pod keeps answering after it is told to stop, while its address leaves the Service's
+#: EndpointSlices and every node's proxy: SIGTERM only follows the preStop hook (kubernetes.io/docs/concepts/
+#: containers/container-lifecycle-hooks; the `sleep` action needs no shell in the image, Kubernetes ≥ 1.30).
+DRAIN_SECONDS = SERVING_DRAIN_SECONDS
+
+
+def env_secret_name(workload: str) -> str:
+    return f"{workload}-env"
+
+
+def registry_secret_name(workload: str) -> str:
+    return f"{workload}-registry"
+
+
+def startup_failure_threshold(probes: ProbesConfig) -> int:
+    """Startup checks allowed before a restart: the budget `startupMinutes` in probe periods."""
+    return math.ceil(probes.startup_minutes * 60 / probes.period_seconds)
+
+
+def probe_specs(p: ProbesConfig) -> dict[str, Any]:
+    """Startup holds off the other two while the model loads; readiness gates Service traffic and the
+    rollout (`maxUnavailable: 1` waits for Ready); liveness restarts a wedged server, slowly."""
+    check = {"httpGet": {"path": p.path, "port": p.port}, "periodSeconds": p.period_seconds, "timeoutSeconds": 5}
+    return {
+        "startupProbe": {**check, "failureThreshold": startup_failure_threshold(p)},
+        "readinessProbe": {**check, "failureThreshold": p.failure_threshold, "successThreshold": 1},
+        "livenessProbe": {**check, "failureThreshold": p.failure_threshold * 3},
+    }
+
+
+def cache_volume(c: ModelCacheConfig) -> dict[str, Any]:
+    """The model cache as a pod volume (kinds explained on ModelCacheConfig)."""
+    if c.type == "hostPath":
+        return {"name": "model-cache", "hostPath": {"path": c.host_path, "type": "DirectoryOrCreate"}}
+    if c.type == "nfs":
+        return {"name": "model-cache", "nfs": {"server": c.server, "path": c.path, "readOnly": c.read_only}}
+    return {"name": "model-cache", "persistentVolumeClaim": {"claimName": c.claim_name, "readOnly": c.read_only}}
+
+
+def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, Any]:
+    """Add ports, probes, secret env, /dev/shm and the model cache to `container`; return pod-level fields."""
+    pod: dict[str, Any] = {}
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    if w.ports:
+        container["ports"] = [{"name": p.name, "containerPort": p.port, "protocol": "TCP"} for p in w.ports]
+        # Scale-down and rollouts then drop no request that was already routed to the pod.
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": DRAIN_SECONDS}}}
+    if w.probes is not None:
+        container.update(probe_specs(w.probes))
+    env = list(container.get("env", []))
+    env += [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": env_secret_name(w.name), "key": k}}}
+        for k in sorted(w.secret_env)
+    ]
+    if w.shm_size is not None:
+        # The container runtime's /dev/shm is 64 MiB; NCCL and PyTorch workers need far more.
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": w.shm_size}})
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+    if w.model_cache is not None:
+        volumes.append(cache_volume(w.model_cache))
+        mounts.append({"name": "model-cache", "mountPath": w.model_cache.mount_path,
+                       "readOnly": w.model_cache.read_only})
+        if HF_HOME not in w.env:
+            env.append({"name": HF_HOME, "value": f"{w.model_cache.mount_path}/huggingface"})
+    if env:
+        container["env"] = env
+    if mounts:
+        container["volumeMounts"] = mounts
+        pod["volumes"] = volumes
+    if w.image_pull_secret is not None:
+        pod["imagePullSecrets"] = [{"name": registry_secret_name(w.name)}]
+    return pod
+
+
+def serving_triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, Any]]:
+    """KEDA triggers on the workload's own series, with the GPU trigger's safety (error on no data)."""
+    return [
+        {
+            "type": "prometheus",
+            "name": t.name,
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": prometheus_url,
+                "query": scaling.serving_metric_query(w.name, w.namespace, t.metric, t.window),
+                "threshold": scaling.format_number(t.threshold),
+                "ignoreNullValues": "false",
+                "unsafeSsl": "false",
+            },
+        }
+        for t in w.triggers
+    ]
+
+
+def service_address(w: WorkloadConfig) -> str | None:
+    """In-cluster address of the workload's Service (first port), for the stack outputs."""
+    if not w.ports:
+        return None
+    return f"http://{w.name}.{w.namespace}.svc.cluster.local:{w.ports[0].port}"
+
+
+def dockerconfigjson(server: str, username: str, password: str) -> str:
+    """The `.dockerconfigjson` of a `kubernetes.io/dockerconfigjson` Secret (kubectl create secret docker-registry)."""
+    auth = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return json.dumps({"auths": {server: {"username": username, "password": password, "auth": auth}}})
+
+
+def pod_security_level(workloads: Sequence[WorkloadConfig], namespace_name: str) -> str:
+    """`privileged` where a workload mounts a hostPath model cache (baseline forbids hostPath volumes)."""
+    uses_host = any(w.namespace == namespace_name and w.model_cache is not None and w.model_cache.type == "hostPath"
+                    for w in workloads)
+    return "privileged" if uses_host else "baseline"
+
+
 class GpuWorkload(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment
     scaled_object: k8s.apiextensions.CustomResource
+    service_address: str | None
 
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
         w = args.workload
         labels = {"app.kubernetes.io/name": w.name, **PLATFORM_LABELS}
+        pod_inputs = self._serving_children(name, args, labels)
         spec = deployment_spec(w, args.placement)
         if args.priority_class is not None:
             spec["template"]["spec"]["priorityClassName"] = args.priority_class
@@ -192,7 +325,7 @@ class GpuWorkload(pulumi.ComponentResource):
             spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=list(args.gpu_ready),
+                depends_on=[*args.gpu_ready, *pod_inputs],
                 # The first pod may wait for a bare-metal node and a multi-GB image.
                 custom_timeouts=pulumi.CustomTimeouts(create="45m", update="45m"),
             ),
@@ -214,9 +347,71 @@ class GpuWorkload(pulumi.ComponentResource):
                 parent=self, depends_on=[self.deployment, *args.scaler_ready, *args.gpu_ready]
             ),
         )
+        self.service_address = service_address(w)
         self.register_outputs(
-            {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"]}
+            {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
+             "serviceAddress": self.service_address}
         )
+
+    def _serving_children(self, name: str, args: GpuWorkloadArgs, labels: dict[str, str]) -> list[pulumi.Resource]:
+        """Secrets the pods read, their Service and PodMonitor; returns what the pods need first."""
+        w = args.workload
+        child = pulumi.ResourceOptions(parent=self)
+        needed: list[pulumi.Resource] = []
+        missing = sorted(set(w.secret_env) ^ set(args.secret_env))
+        if missing:
+            raise ValueError(f"workload {w.name}: secret values for {missing} do not match secretEnv")
+        if w.secret_env:
+            needed.append(k8s.core.v1.Secret(
+                f"{name}-env-secret",
+                metadata={"name": env_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+                type="Opaque",
+                string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
+                opts=child,
+            ))
+        if w.image_pull_secret is not None:
+            if args.registry_password is None:
+                raise ValueError(f"workload {w.name}: imagePullSecret needs a registry password")
+            reg = w.image_pull_secret
+            needed.append(k8s.core.v1.Secret(
+                f"{name}-registry-secret",
+                metadata={"name": registry_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+                type="kubernetes.io/dockerconfigjson",
+                string_data={".dockerconfigjson": pulumi.Output.secret(args.registry_password).apply(
+                    lambda pw: dockerconfigjson(reg.server, reg.username, pw))},
+                opts=child,
+            ))
+        selector = {"app.kubernetes.io/name": w.name}
+        if w.ports:
+            k8s.core.v1.Service(
+                f"{name}-service",
+                metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+                spec={
+                    "type": "ClusterIP",
+                    "selector": selector,
+                    "ports": [{"name": p.name, "port": p.port, "targetPort": p.name, "protocol": "TCP"}
+                              for p in w.ports],
+                },
+                opts=child,
+            )
+        if w.metrics is not None:
+            # PodMonitor, not ServiceMonitor: every pod is scraped whether Ready or not (a loading server's
+            # queue is still worth seeing), and Prometheus selects PodMonitors in every namespace
+            # (components/monitoring.py: podMonitorSelectorNilUsesHelmValues false).
+            k8s.apiextensions.CustomResource(
+                f"{name}-podmonitor",
+                api_version="monitoring.coreos.com/v1",
+                kind="PodMonitor",
+                metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+                spec={
+                    "selector": {"matchLabels": selector},
+                    "podMetricsEndpoints": [
+                        {"port": w.metrics.port, "path": w.metrics.path, "interval": w.metrics.interval}
+                    ],
+                },
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.scaler_ready)),
+            )
+        return needed
 
 
 class WorkloadNamespaces(pulumi.ComponentResource):
@@ -224,9 +419,17 @@ class WorkloadNamespaces(pulumi.ComponentResource):
 
     names: dict[str, pulumi.Output[str]]
 
-    def __init__(self, name: str, namespaces: Sequence[str], opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        namespaces: Sequence[str],
+        opts: pulumi.ResourceOptions | None = None,
+        pod_security: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__("gpu-platform:workloads:WorkloadNamespaces", name, None, opts)
+        levels = dict(pod_security or {})
         self.names = {
-            ns: namespace(f"{name}-{ns}", ns, self).metadata.name for ns in dict.fromkeys(namespaces)
+            ns: namespace(f"{name}-{ns}", ns, self, levels.get(ns, "baseline")).metadata.name
+            for ns in dict.fromkeys(namespaces)
         }
         self.register_outputs({"names": list(self.names.values())})

@@ -255,17 +255,57 @@ def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, st
     return project, config, secret_keys
 
 
+#: Value given offline to every `secrets:<key>` the stack refers to when the caller passes none.
+PLACEHOLDER_SECRET = "offline-placeholder-secret"
+
+
+def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """`secrets:<key>` -> placeholder for every secret key this project's stack config refers to.
+
+    What an operator's `pulumi config set --secret` provides on a real machine; the offline plan and the
+    graph tests have no such values. A config that does not load gets none (the program reports it).
+    """
+    from stackconfig import ConfigError, load_stack_config
+    from stackconfig.model import SECRETS_NAMESPACE, secret_config_keys
+
+    project, config, _ = load_config(stack)
+    for key, value in (overrides or {}).items():
+        full = key if ":" in key else f"{project}:{key}"
+        config.pop(full, None)
+        if value is not None:
+            config[full] = value if isinstance(value, str) else json.dumps(value)
+    prefix = f"{project}:"
+    raw = {k.removeprefix(prefix): _decoded(v) for k, v in config.items() if k.startswith(prefix)}
+    try:
+        keys = secret_config_keys(load_stack_config(raw))
+    except ConfigError:
+        return {}
+    return {f"{SECRETS_NAMESPACE}:{k}": PLACEHOLDER_SECRET for k in keys}
+
+
+def _decoded(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
 def record_stack(
     stack: str,
     overrides: Mapping[str, Any] | None = None,
     project_dir: Path = ROOT,
     into: Recording | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> Recording:
     """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one).
 
     `into` receives the registrations even when the program raises (to prove nothing was half-created).
+    `secrets` is secret config (`{"secrets:hfToken": "..."}`, as `pulumi config set --secret` would give);
+    None gives every secret key the stack refers to a placeholder (`placeholder_secrets`).
     """
-    return record_program(project_dir, stack, overrides, into=into)
+    if secrets is None:
+        secrets = placeholder_secrets(stack, overrides) if project_dir == ROOT else {}
+    return record_program(project_dir, stack, overrides, into=into, secrets=secrets)
 
 
 def record_program(
@@ -275,9 +315,12 @@ def record_program(
     *,
     stack_references: Mapping[str, ReferencedStack] | None = None,
     into: Recording | None = None,
+    secrets: Mapping[str, str] | None = None,
+    plain: Mapping[str, str] | None = None,
 ) -> Recording:
     """Evaluate the Pulumi project in `project_dir` (its `Pulumi.yaml`, `Pulumi.<stack>.yaml`, `__main__.py`).
 
+    `secrets` and `plain` are full config keys (`namespace:key`) given as secret or plain values.
     `stack_references` maps a stack name as the program passes it to `pulumi.StackReference` to the outputs the
     reference returns; a reference to any other stack fails, as it would against a backend without it.
     """
@@ -294,6 +337,12 @@ def record_program(
             config.pop(full, None)
         else:
             config[full] = value if isinstance(value, str) else json.dumps(value)
+    # Secret config as the CLI passes a `--secret` value (listed in the secret keys), and `plain` config in
+    # other namespaces as a value set without `--secret` would arrive.
+    for full, value in (secrets or {}).items():
+        config[full] = value
+        secret_keys.append(full)
+    config.update(plain or {})
 
     recording = into if into is not None else Recording(stack)
     mocks, monitor = _mocks_and_monitor(recording, stack_references)

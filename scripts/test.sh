@@ -5,14 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Real Prometheus/promtool for the metrics-path tests (Debian's `prometheus` package).
-if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+# amtool (Debian's `prometheus-alertmanager` package) checks the rendered Alertmanager configuration.
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1 \
+    || ! command -v amtool >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo -n"   # GitHub runners: passwordless sudo
   if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }; then
     $SUDO apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null
     # The package may start a system service we do not want: the tests start their own on loopback.
     ($SUDO systemctl stop prometheus prometheus-node-exporter || $SUDO service prometheus stop || true) >/dev/null 2>&1
+    ($SUDO systemctl stop prometheus-alertmanager || $SUDO service prometheus-alertmanager stop || true) >/dev/null 2>&1
   else
     echo "warning: prometheus/promtool missing and cannot be installed; metrics-path tests will be skipped" >&2
   fi
@@ -21,6 +24,7 @@ fi
 # In CI a missing Prometheus is a failure, not a skip: the metrics-path tests are the point.
 if [ "${CI:-}" = "true" ]; then
   export REQUIRE_PROMETHEUS=1
+  export REQUIRE_AMTOOL=1
 fi
 
 VENV="${VENV:-.venv}"

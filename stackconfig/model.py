@@ -431,6 +431,170 @@ class WakeTriggerConfig(_Model):
     activation_threshold: float = Field(default=0, ge=0)
 
 
+# --- serving (issue 10): ports, probes, secrets, shared memory, model cache, own metrics, alerting ----
+
+#: Container port names (IANA_SVC_NAME): ≤ 15 lowercase alphanumerics or '-', at least one letter.
+PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: The Pulumi config namespace that holds secret values: `pulumi config set --secret secrets:<key> …`.
+SECRETS_NAMESPACE = "secrets"
+SECRET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+QUANTITY_MIB = {"Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+#: preStop drain of a workload with ports (components/workload.py DRAIN_SECONDS).
+SERVING_DRAIN_SECONDS = 10
+
+
+def _port_name(value: str) -> str:
+    if len(value) > 15 or not PORT_NAME.match(value):
+        raise _invalid("Kubernetes port names are ≤ 15 lowercase letters, digits or '-' with at least one letter",
+                       "use a name such as 'http' or 'metrics'")
+    return value
+
+
+def _secret_key(value: str) -> str:
+    if not SECRET_KEY.match(value):
+        raise _invalid(f"{value!r} is not a config key name (letters, digits, '_' or '-', a letter first)",
+                       f"name the key as set by 'pulumi config set --secret {SECRETS_NAMESPACE}:<key> <value>', "
+                       "e.g. 'hfToken'")
+    return value
+
+
+def _abs_path(value: str) -> str:
+    if not value.startswith("/"):
+        raise _invalid("is not an absolute path", "start it with '/', e.g. '/models'")
+    return value
+
+
+def mebibytes(quantity: str) -> int:
+    """A `<n>Mi|Gi|Ti` quantity in MiB (the only forms the serving keys accept)."""
+    match = re.fullmatch(r"(\d+)(Mi|Gi|Ti)", quantity)
+    if not match:
+        raise ValueError(f"not a Mi/Gi/Ti quantity: {quantity!r}")
+    return int(match.group(1)) * QUANTITY_MIB[match.group(2)]
+
+
+def _metric(value: str) -> str:
+    if not PROMETHEUS_METRIC.match(value):
+        raise _invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
+                       "'vllm:num_requests_waiting'")
+    return value
+
+
+PortName = Annotated[str, AfterValidator(_port_name)]
+SecretKey = Annotated[str, AfterValidator(_secret_key)]
+AbsPath = Annotated[str, AfterValidator(_abs_path)]
+Quantity = Annotated[str, Field(pattern=r"^[1-9]\d*(Mi|Gi|Ti)$")]
+EnvName = Annotated[str, Field(pattern=ENV_NAME.pattern)]
+
+
+class PortConfig(_Model):
+    """A container port, also exposed by the workload's ClusterIP Service."""
+
+    name: PortName
+    port: int = Field(ge=1, le=65535)
+
+
+class ProbesConfig(_Model):
+    """HTTP checks: startup (model loading), readiness (gates traffic and rollouts), liveness (restarts)."""
+
+    #: Name of one of the workload's `ports`.
+    port: PortName
+    #: Readiness and liveness path (vLLM: /health).
+    path: str = Field(default="/health", pattern=r"^/")
+    #: How long loading may take before the container is restarted: a 16 GB model from a cold cache, a
+    #: CUDA-graph capture and a torch.compile take minutes.
+    startup_minutes: int = Field(default=30, ge=1, le=120)
+    period_seconds: int = Field(default=10, ge=1, le=300)
+    #: Failed readiness checks before the pod leaves the Service; liveness restarts after three times as many.
+    failure_threshold: int = Field(default=3, ge=1, le=30)
+
+
+class ImagePullSecretConfig(_Model):
+    """Credentials for a private registry; the password (or token) comes from secret config."""
+
+    server: str = Field(min_length=1, pattern=r"^[a-z0-9.-]+(:\d+)?$")
+    username: str = Field(min_length=1)
+    password_secret: SecretKey
+
+
+class ModelCacheConfig(_Model):
+    """Where model weights persist between pods, so that a new pod does not download them again.
+
+    `hostPath`: a directory on the node's local NVMe (bare-metal GPU nodes have it); fastest, one copy per
+    node, needs the namespace at Pod Security `privileged`. `nfs`: a Gcore File Share mounted by every pod;
+    one copy for the pool, reads over the network. `pvc`: an existing PersistentVolumeClaim (ReadWriteMany
+    for more than one pod), e.g. bound to a File Share through a CSI driver.
+    """
+
+    type: Literal["hostPath", "nfs", "pvc"]
+    mount_path: AbsPath = "/models"
+    #: On the node: its root disk, which is local NVMe on Gcore bare-metal GPU flavors.
+    host_path: AbsPath = "/var/lib/model-cache"
+    server: str | None = None
+    path: AbsPath | None = None
+    claim_name: DnsLabel | None = None
+    read_only: bool = False
+
+
+class MetricsConfig(_Model):
+    """The workload's own Prometheus endpoint, scraped through a PodMonitor."""
+
+    port: PortName
+    path: str = Field(default="/metrics", pattern=r"^/")
+    interval: str = Field(default="15s", pattern=r"^\d+(s|m)$")
+
+
+class ServingTriggerConfig(_Model):
+    """A KEDA trigger on one of the workload's own series, summed over exactly its pods."""
+
+    name: DnsLabel
+    metric: Annotated[str, AfterValidator(_metric)]
+    #: Target value per replica (AverageValue), e.g. 5 waiting requests per pod.
+    threshold: float = Field(gt=0)
+    window: str = Field(default="1m", pattern=r"^\d+(s|m)$")
+
+
+class WebhookReceiverConfig(_Model):
+    url_secret: SecretKey
+
+
+class SlackReceiverConfig(_Model):
+    webhook_url_secret: SecretKey
+    channel: str = Field(min_length=2, pattern=r"^[#@]")
+
+
+class PagerDutyReceiverConfig(_Model):
+    routing_key_secret: SecretKey
+
+
+class HeartbeatConfig(_Model):
+    """The dead-man's switch: the always-firing Watchdog alert pings this URL every `interval`."""
+
+    url_secret: SecretKey
+    interval: str = Field(default="1m", pattern=r"^\d+(s|m)$")
+
+
+class AlertingConfig(_Model):
+    """Alertmanager receivers; critical alerts page (PagerDuty), warnings go to chat and the webhook."""
+
+    webhook: WebhookReceiverConfig | None = None
+    slack: SlackReceiverConfig | None = None
+    pagerduty: PagerDutyReceiverConfig | None = None
+    heartbeat: HeartbeatConfig | None = None
+
+    @property
+    def any_receiver(self) -> bool:
+        return any((self.webhook, self.slack, self.pagerduty, self.heartbeat))
+
+    @property
+    def secret_keys(self) -> list[str]:
+        """The `secrets:` keys the receivers read, sorted."""
+        return sorted(k for k in (self.webhook and self.webhook.url_secret,
+                                  self.slack and self.slack.webhook_url_secret,
+                                  self.pagerduty and self.pagerduty.routing_key_secret,
+                                  self.heartbeat and self.heartbeat.url_secret) if k)
+
+
 class ResourcesConfig(_Model):
     cpu: CpuQuantity = None
     memory: MemoryQuantity = None
@@ -463,6 +627,17 @@ class WorkloadConfig(_Model):
     wake_trigger: WakeTriggerConfig | None = None
     #: Windows of minimum replicas (KEDA cron triggers beside the utilisation trigger).
     schedules: list[ScheduleConfig] = Field(default_factory=list)
+    # --- serving (issue 10) ---
+    ports: list[PortConfig] = Field(default_factory=list)
+    probes: ProbesConfig | None = None
+    #: ENV_NAME -> key in the `secrets:` config namespace (set with `pulumi config set --secret`).
+    secret_env: dict[EnvName, SecretKey] = Field(default_factory=dict)
+    image_pull_secret: ImagePullSecretConfig | None = None
+    #: Size of the memory-backed /dev/shm (vLLM, NCCL, PyTorch data loaders); counts against memory.
+    shm_size: Quantity | None = None
+    model_cache: ModelCacheConfig | None = None
+    metrics: MetricsConfig | None = None
+    triggers: list[ServingTriggerConfig] = Field(default_factory=list)
 
     @property
     def fallback(self) -> int:
@@ -478,6 +653,7 @@ class StackConfig(_Model):
     workloads: list[WorkloadConfig] = Field(default_factory=list)
     #: Protect the cluster from `pulumi destroy` and replacements (on in production).
     protect: bool = False
+    alerting: AlertingConfig = Field(default_factory=AlertingConfig)  # serving (issue 10)
 
     @property
     def max_gpus(self) -> int:
@@ -507,6 +683,18 @@ KNOWN_KEYS: dict[str, list[str]] = {
     "workloads[].schedules[]": ScheduleConfig.keys(),
     "gpuPool.headroom": HeadroomConfig.keys(),
     "gpuPool.headroom.schedules[]": ScheduleConfig.keys(),
+    # serving (issue 10)
+    "workloads[].ports[]": PortConfig.keys(),
+    "workloads[].probes": ProbesConfig.keys(),
+    "workloads[].imagePullSecret": ImagePullSecretConfig.keys(),
+    "workloads[].modelCache": ModelCacheConfig.keys(),
+    "workloads[].metrics": MetricsConfig.keys(),
+    "workloads[].triggers[]": ServingTriggerConfig.keys(),
+    "alerting": AlertingConfig.keys(),
+    "alerting.webhook": WebhookReceiverConfig.keys(),
+    "alerting.slack": SlackReceiverConfig.keys(),
+    "alerting.pagerduty": PagerDutyReceiverConfig.keys(),
+    "alerting.heartbeat": HeartbeatConfig.keys(),
 }
 
 
@@ -831,6 +1019,8 @@ def _original_key(key: str, kept: dict[str, list[int]]) -> str:
         if match and int(match.group(1)) < len(indexes):
             key = f"{section}[{indexes[int(match.group(1))]}]" + key[match.end():]
     return key
+
+
 def _headroom_problems(cfg: StackConfig) -> list[Problem]:
     """Headroom and schedule rules across keys (issue 8): whole placeholder pods that fit the pool, a
     priority the autoscaler does not ignore, windows KEDA accepts."""
@@ -917,6 +1107,90 @@ def _schedule_problems(key: str, sch: ScheduleConfig) -> list[Problem]:
     return []
 
 
+# --- serving (issue 10): rules across keys ---------------------------------------------------------
+
+_BYTES = {"": 1, "k": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4,
+          "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+
+
+def _bytes(quantity: str) -> int | None:
+    """A Kubernetes memory quantity in bytes (plain, decimal or binary suffix); None if it is not one."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)", quantity)
+    return int(float(match.group(1)) * _BYTES[match.group(2)]) if match else None
+
+
+def secret_config_keys(cfg: StackConfig) -> list[str]:
+    """Every `secrets:<key>` the stack refers to (env, registry passwords, alert receivers), sorted."""
+    keys = {k for w in cfg.workloads for k in w.secret_env.values()}
+    keys |= {w.image_pull_secret.password_secret for w in cfg.workloads if w.image_pull_secret}
+    keys |= set(cfg.alerting.secret_keys)
+    return sorted(keys)
+
+
+def _serving_problems(cfg: StackConfig) -> list[Problem]:
+    return [p for i, w in enumerate(cfg.workloads) for p in serving_problems(f"workloads[{i}]", w)]
+
+
+def serving_problems(key: str, w: WorkloadConfig) -> list[Problem]:
+    """One workload's serving rules across keys; shared with stacks that deploy onto this platform."""
+    out: list[Problem] = []
+    reserved_triggers = ("gpu-utilization", "demand")
+    names = [p.name for p in w.ports]
+    if w.ports and w.termination_grace_period_seconds <= SERVING_DRAIN_SECONDS:
+        out.append(Problem(f"{key}.terminationGracePeriodSeconds", w.termination_grace_period_seconds,
+                           f"leaves no time after the {SERVING_DRAIN_SECONDS} s a serving pod keeps answering while "
+                           "it leaves the Service", f"set it above {SERVING_DRAIN_SECONDS}, e.g. 60"))
+    for field_, values in (("name", names), ("port", [p.port for p in w.ports])):
+        dupes = sorted({str(v) for v in values if values.count(v) > 1})
+        if dupes:
+            out.append(Problem(f"{key}.ports", ", ".join(dupes), f"repeats a port {field_}",
+                               f"give every port its own {field_}"))
+    for sub, ref in (("probes", w.probes), ("metrics", w.metrics)):
+        if ref is not None and ref.port not in names:
+            out.append(Problem(f"{key}.{sub}.port", ref.port, "is not the name of one of the workload's ports",
+                               f"add {{name: {ref.port}, port: <number>}} to {key}.ports or use one of: "
+                               f"{', '.join(names) or '(no ports declared)'}"))
+    if w.triggers and w.metrics is None:
+        out.append(Problem(f"{key}.triggers", [t.name for t in w.triggers],
+                           "query series that nothing scrapes (no metrics endpoint declared)",
+                           f"set {key}.metrics to the port name and path of the workload's /metrics"))
+    trigger_names = [t.name for t in w.triggers]
+    for j, t in enumerate(w.triggers):
+        if t.name in reserved_triggers or trigger_names.count(t.name) > 1:
+            out.append(Problem(f"{key}.triggers[{j}].name", t.name,
+                               "is used twice or by a built-in trigger (gpu-utilization, demand)",
+                               "give each trigger its own name, e.g. 'waiting-requests'"))
+    clash = sorted(set(w.secret_env) & set(w.env))
+    if clash:
+        out.append(Problem(f"{key}.secretEnv", ", ".join(clash), "is also set in env (one would hide the other)",
+                           "keep the variable in secretEnv only"))
+    if w.shm_size is not None:
+        memory = _bytes(w.requests.memory) if w.requests.memory else None
+        shm = mebibytes(w.shm_size) * 1024**2
+        if memory is None or memory <= shm:
+            out.append(Problem(f"{key}.shmSize", w.shm_size,
+                               "is memory the pod uses (a memory-backed /dev/shm counts against it), but "
+                               f"requests.memory ({w.requests.memory or 'unset'}) does not cover it plus the "
+                               "server itself", f"set {key}.requests.memory above {w.shm_size}, e.g. "
+                               f"{mebibytes(w.shm_size) // 1024 * 4 or 4}Gi"))
+    c = w.model_cache
+    if c is not None:
+        needs = {"hostPath": (), "nfs": ("server", "path"), "pvc": ("claim_name",)}[c.type]
+        for attr in needs:
+            if getattr(c, attr) is None:
+                out.append(Problem(f"{key}.modelCache.{to_camel(attr)}", None,
+                                   f"is required for modelCache.type {c.type}",
+                                   f"set {key}.modelCache.{to_camel(attr)}"))
+        for attr in sorted({"server", "path", "claim_name"} - set(needs)):
+            if getattr(c, attr) is not None:
+                out.append(Problem(f"{key}.modelCache.{to_camel(attr)}", getattr(c, attr),
+                                   f"has no meaning for modelCache.type {c.type}", "remove the key"))
+        if c.mount_path in ("/dev/shm", "/") or c.mount_path.startswith("/dev/"):
+            out.append(Problem(f"{key}.modelCache.mountPath", c.mount_path, "hides a system directory",
+                               "mount the cache at a path of its own, e.g. '/models'"))
+    return out
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
     problems, cfg, kept, dropped = _validate_what_validates(dict(raw))
@@ -924,6 +1198,7 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
         rules: list[Callable[[StackConfig], list[Problem]]] = [
             _cluster_problems, _pool_problems, _chart_problems, _workload_problems,
             _flavor_problems, _autoscaler_problems, _packing_problems, _headroom_problems,
+            _serving_problems,
         ]
         for rule in rules:
             for problem in rule(cfg):

@@ -28,6 +28,12 @@ SUBCHART_KEYS = {
     # prometheus-community/helm-charts charts/kube-state-metrics/values.yaml `metricLabelsAllowlist: []`
     "kube-state-metrics.metricLabelsAllowlist",
 }
+#: Keys the chart's templates read that its values.yaml only shows commented out, with where they are read.
+COMMENTED_KEYS = {
+    # kube-prometheus-stack templates/alertmanager/alertmanager.yaml `{{- if ...alertmanagerSpec.configSecret }}`;
+    # values.yaml 88.5.3 line 1047 `# configSecret:`
+    "alertmanager.alertmanagerSpec.configSecret",
+}
 
 
 def unknown_keys(ours: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
@@ -35,7 +41,7 @@ def unknown_keys(ours: dict[str, Any], defaults: Any, path: str = "") -> list[st
     missing = []
     for key, value in ours.items():
         here = f"{path}.{key}" if path else key
-        if here in SUBCHART_KEYS:
+        if here in SUBCHART_KEYS or here in COMMENTED_KEYS:
             continue
         if not isinstance(defaults, dict) or key not in defaults:
             missing.append(here)

@@ -14,6 +14,7 @@ from pulumi_policy.proxy import unknown_checking_proxy
 
 from offline.engine import ROOT, Recording
 from policy import gpu_policies as gp
+from tests.conftest import STACKS
 from tests.test_policies import CLUSTER, DEPLOYMENT, _collect, cluster, engine, gpu_deployment, options, urn
 from tests.test_policies_on_graph import edited, run_pack
 
@@ -135,7 +136,7 @@ def test_the_prices_agree_across_policy_configs_and_stack_files() -> None:
     """One price: the pool budget's, the headroom budget's, and the stacks' pricePerGpuHour × GPUs per node."""
     from tests.prometheus_harness import stack_config
 
-    for stack in ("dev", "prod"):
+    for stack in STACKS:
         config = json.loads((ROOT / "policy" / "config" / f"{stack}.json").read_text())
         assert config["gpu-pool-hourly-budget"] == config[BUDGET_POLICY]
         cfg = stack_config(stack)

@@ -126,8 +126,10 @@ def test_resources_are_presented_as_the_analyzer_presents_them(plans: dict[str, 
     )
     assert deployment.provider.urn == by_name["gpu-prod-provider"].urn
     assert deployment.provider.props["kubeconfig"] == "[secret]"
+    # The Secret its pods read at start (secretEnv) and their PriorityClass are created before them.
     assert {d.name for d in deployment.dependencies} == {
-        "workloads-inference", "gpu-operator-release", "workload-priority-class"}
+        "workloads-inference", "gpu-operator-release", "inference-env-secret", "workload-priority-class"
+    }
     assert [d.name for d in deployment.property_dependencies["metadata"]] == ["workloads-inference"]
 
 

@@ -26,10 +26,16 @@ import pulumi_kubernetes as k8s  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from components import scaling  # noqa: E402
-from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces  # noqa: E402
+from components.workload import (  # noqa: E402
+    GpuWorkload,
+    GpuWorkloadArgs,
+    PoolPlacement,
+    WorkloadNamespaces,
+    pod_security_level,
+)
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
-from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES, fit_problems  # noqa: E402
+from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES, fit_problems, serving_problems  # noqa: E402
 
 
 class ContractError(ValueError):
@@ -106,6 +112,16 @@ def placement_problems(w: WorkloadConfig, p: Platform) -> list[Problem]:
             )
         )
     out += fit_problems("workload", w, p.gpus_per_node, p.max_nodes)
+    out += serving_problems("workload", w)
+    # Secret config is resolved by the platform program only (its `secrets:` namespace); this example has none.
+    for key, used in (("secretEnv", bool(w.secret_env)), ("imagePullSecret", w.image_pull_secret is not None)):
+        if used:
+            out.append(Problem(f"workload.{key}", key, "needs secret config, which this example consumer does not read",
+                               "deploy the workload through the platform stack's workloads, or drop the key"))
+    if w.model_cache is not None and w.model_cache.type == "hostPath" and w.namespace in p.workload_namespaces:
+        out.append(Problem("workload.modelCache.type", "hostPath",
+                           f"needs Pod Security 'privileged', but namespace {w.namespace} is the platform's",
+                           "use a namespace of this stack's own, or an nfs/pvc cache"))
     return out
 
 
@@ -150,7 +166,10 @@ def deploy(outputs: list[Any]) -> dict[str, Any]:
     if workload.namespace in p.workload_namespaces:
         namespace: pulumi.Input[str] = workload.namespace  # the platform owns it: never create or delete it here
     else:
-        namespace = WorkloadNamespaces("workloads", [workload.namespace], opts=in_cluster).names[workload.namespace]
+        namespace = WorkloadNamespaces(
+            "workloads", [workload.namespace], opts=in_cluster,
+            pod_security={workload.namespace: pod_security_level([workload], workload.namespace)},
+        ).names[workload.namespace]
     GpuWorkload(
         workload.name,
         GpuWorkloadArgs(
