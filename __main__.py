@@ -17,7 +17,13 @@ from components.cluster import GpuCluster, GpuClusterArgs, autoscaler_config
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.keda import Keda, KedaArgs
 from components.monitoring import Monitoring, MonitoringArgs, storage_spec
-from components.workload import GpuWorkload, GpuWorkloadArgs, PoolPlacement, WorkloadNamespaces
+from components.workload import (
+    GpuWorkload,
+    GpuWorkloadArgs,
+    PoolPlacement,
+    WorkloadNamespaces,
+    rollout_timeout_minutes,
+)
 from stackconfig import load_stack_config
 
 
@@ -84,6 +90,7 @@ for w in cfg.workloads:
             prometheus_url=monitoring.prometheus_url,
             gpu_ready=[gpu_operator.release],
             scaler_ready=[keda.release, monitoring.release],
+            rollout_timeout_minutes=rollout_timeout_minutes(pool.provision_minutes),
         ),
         opts=in_cluster,
     )

@@ -43,6 +43,33 @@ def autoscaler_config(
     return {**derived, **overrides}
 
 
+#: The v0 provider awaits every Gcore task it starts (cluster create, version upgrade, cluster update, each pool
+#: create or delete, cluster delete) for at most `K8sCreateTimeout = 3600` seconds, hard-coded
+#: (G-Core/terraform-provider-gcore v0.34.3, gcore/resource_gcore_k8sv2.go). Nothing configures it.
+GCORE_TASK_MINUTES = 60
+#: After its last task the provider reads the cluster and its pools back (several API calls).
+READ_BACK_MINUTES = 10
+
+
+def gcore_timeouts(pool: GpuPoolConfig) -> dict[str, str]:
+    """The resource's own Terraform `timeouts` (create and update; it declares no delete timeout).
+
+    Why these and not Pulumi's `custom_timeouts`: the provider is served by the Pulumi Terraform bridge's Plugin
+    Framework path, whose Create/Update/Delete never read the engine's timeout (pulumi/pulumi-terraform-bridge
+    pkg/pf/tfbridge/provider_create.go; issue #827, open). The `timeouts` block is an ordinary input there.
+    The provider's defaults are 3600 s, the same as its per-task cap; each value here is the longest chain of
+    Gcore tasks the operation can run plus the read-back, so that the outer deadline is never what gives up first:
+    - create: one task (the cluster with all its pools), capped at 60 min, then the read-back;
+    - update: the longest update this program can plan is recreating the GPU pool (flavor or publicIpv4 changed,
+      behind the preview guard): the old pool's delete task (capped at 60 min), then the new pool's create task,
+      whose nodes need `gpuPool.provisionMinutes` (capped at 60 min), then the read-back.
+    Neither extends the 60-minute cap of a single task: see docs/timeouts-and-recovery.md.
+    """
+    create = GCORE_TASK_MINUTES + READ_BACK_MINUTES
+    update = GCORE_TASK_MINUTES + min(pool.provision_minutes, GCORE_TASK_MINUTES) + READ_BACK_MINUTES
+    return {"create": f"{create}m", "update": f"{update}m"}
+
+
 @dataclass(frozen=True)
 class GpuClusterArgs:
     cluster: ClusterConfig
@@ -104,13 +131,13 @@ class GpuCluster(pulumi.ComponentResource):
             cni=gcore.K8sv2CniArgs(provider=c.cni),
             autoscaler_config=dict(args.autoscaler),
             pools=pools,
+            timeouts=gcore.K8sv2TimeoutsArgs(**gcore_timeouts(p)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,
                 # Two clusters cannot share a name: a replacement must delete the old one first.
                 delete_before_replace=True,
-                # v0 waits up to 60 min per Gcore task itself; bare-metal GPU pools can take longer.
-                custom_timeouts=pulumi.CustomTimeouts(create="90m", update="90m", delete="60m"),
+                # No custom_timeouts: the bridge's Plugin Framework path ignores them (see gcore_timeouts).
             ),
         )
         kubeconfig = gcore.get_k8sv2_kubeconfig_output(

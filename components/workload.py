@@ -40,6 +40,17 @@ class GpuWorkloadArgs:
     #: What the ScaledObject needs: the KEDA release (CRD, operator; destroyed after the SO) and what its
     #: query reads (the Prometheus release).
     scaler_ready: Sequence[pulumi.Resource] = field(default_factory=list)
+    #: How long `pulumi up` waits for the Deployment to become ready (see rollout_timeout_minutes).
+    rollout_timeout_minutes: int = 45
+
+
+def rollout_timeout_minutes(provision_minutes: int) -> int:
+    """Minutes `pulumi up` waits for a Deployment (pulumi-kubernetes honours `custom_timeouts`, default 10 min).
+
+    Its first pod may wait for a new bare-metal node (`gpuPool.provisionMinutes` until the GPUs are allocatable)
+    and then pull a multi-GB image: at least 45 min, and always 10 min more than the pool's provisioning time.
+    """
+    return max(45, provision_minutes + 10)
 
 
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
@@ -167,7 +178,9 @@ class GpuWorkload(pulumi.ComponentResource):
                 parent=self,
                 depends_on=list(args.gpu_ready),
                 # The first pod may wait for a bare-metal node and a multi-GB image.
-                custom_timeouts=pulumi.CustomTimeouts(create="45m", update="45m"),
+                custom_timeouts=pulumi.CustomTimeouts(
+                    create=f"{args.rollout_timeout_minutes}m", update=f"{args.rollout_timeout_minutes}m"
+                ),
             ),
         )
         # Voluntary disruptions (autoscaler drains) take one GPU pod at a time.

@@ -498,13 +498,52 @@ def _workload_problems(cfg: StackConfig) -> list[Problem]:
     return out
 
 
+# --- timeouts (docs/timeouts-and-recovery.md) ----------------------------------------------------
+
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_GO_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def go_duration_seconds(value: str) -> float | None:
+    """Seconds of a Go duration as the Cluster Autoscaler parses its flags ('35m', '1h5m', '2100s'); None if not one."""
+    parts = _GO_DURATION_PART.findall(value)
+    if not value or "".join(n + u for n, u in parts) != value:
+        return None
+    return sum(float(n) * _GO_DURATION_SECONDS[u] for n, u in parts)
+
+
+def _timeouts_problems(cfg: StackConfig) -> list[Problem]:
+    """The autoscaler must not give up on a GPU node sooner than the pool needs to provision one.
+
+    With `max-node-provision-time` below `gpuPool.provisionMinutes` the Cluster Autoscaler deletes bare-metal
+    nodes that are still booting and asks for new ones, so the pool never grows (Cluster Autoscaler FAQ,
+    kubernetes/autoscaler cluster-autoscaler/FAQ.md, "--max-node-provision-time").
+    """
+    key = "max-node-provision-time"
+    if key not in cfg.cluster.autoscaler:
+        return []
+    value = cfg.cluster.autoscaler[key]
+    minutes = cfg.gpu_pool.provision_minutes
+    seconds = go_duration_seconds(value)
+    if seconds is None:
+        return [Problem(f"cluster.autoscaler.{key}", value, "is not a duration the Cluster Autoscaler reads",
+                        f"write it like '{minutes}m' or '1h'")]
+    if seconds < minutes * 60:
+        return [Problem(f"cluster.autoscaler.{key}", value,
+                        f"is shorter than gpuPool.provisionMinutes ({minutes}): the autoscaler would give up on "
+                        "GPU nodes that are still provisioning",
+                        f"set it to at least '{minutes}m', or drop it (the default is gpuPool.provisionMinutes)")]
+    return []
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
     try:
         cfg = StackConfig.model_validate(dict(raw))
     except ValidationError as exc:
         raise ConfigError(from_validation_error(exc, KNOWN_KEYS)) from None
-    problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg)]
+    problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg),
+                *_timeouts_problems(cfg)]
     if problems:
         raise ConfigError(problems)
     return cfg

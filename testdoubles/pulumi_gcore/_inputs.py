@@ -31,6 +31,8 @@ __all__ = [
     "K8sv2PoolArgsDict",
     "K8sv2SecurityGroupRuleArgs",
     "K8sv2SecurityGroupRuleArgsDict",
+    "K8sv2TimeoutsArgs",
+    "K8sv2TimeoutsArgsDict",
 ]
 
 
@@ -981,3 +983,42 @@ class K8sv2SecurityGroupRuleArgs:
     @remote_ip_prefix.setter
     def remote_ip_prefix(self, value: pulumi.Input[str | None]) -> None:
         pulumi.set(self, "remote_ip_prefix", value)
+
+
+class K8sv2TimeoutsArgsDict(TypedDict):
+    """Nested block `K8sv2Timeouts` of gcore.K8sv2: Terraform `timeouts`, create and update only (no delete)."""
+
+    create: NotRequired[pulumi.Input[str]]
+    """Create timeout, a Go duration such as "70m" (provider default 3600 s)."""
+    update: NotRequired[pulumi.Input[str]]
+    """Update timeout, a Go duration such as "70m" (provider default 3600 s)."""
+
+
+@pulumi.input_type
+class K8sv2TimeoutsArgs:
+    def __init__(__self__, *, create: pulumi.Input[str | None] = None, update: pulumi.Input[str | None] = None) -> None:
+        """Nested block `K8sv2Timeouts` of gcore.K8sv2. The resource declares no `delete` timeout."""
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @property
+    @pulumi.getter
+    def create(self) -> pulumi.Input[str | None]:
+        """Create timeout, a Go duration such as "70m" (provider default 3600 s)."""
+        return pulumi.get(self, "create")
+
+    @create.setter
+    def create(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "create", value)
+
+    @property
+    @pulumi.getter
+    def update(self) -> pulumi.Input[str | None]:
+        """Update timeout, a Go duration such as "70m" (provider default 3600 s)."""
+        return pulumi.get(self, "update")
+
+    @update.setter
+    def update(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "update", value)

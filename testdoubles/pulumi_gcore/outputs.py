@@ -20,6 +20,7 @@ __all__ = [
     "K8sv2DdosProfileField",
     "K8sv2Pool",
     "K8sv2SecurityGroupRule",
+    "K8sv2Timeouts",
 ]
 
 
@@ -553,3 +554,24 @@ class K8sv2SecurityGroupRule(dict):
     def remote_ip_prefix(self) -> str | None:
         """Remote CIDR."""
         return pulumi.get(self, "remote_ip_prefix")
+
+
+@pulumi.output_type
+class K8sv2Timeouts(dict):
+    def __init__(__self__, *, create: str | None = None, update: str | None = None) -> None:
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @property
+    @pulumi.getter
+    def create(self) -> str | None:
+        """Create timeout (Go duration)."""
+        return pulumi.get(self, "create")
+
+    @property
+    @pulumi.getter
+    def update(self) -> str | None:
+        """Update timeout (Go duration)."""
+        return pulumi.get(self, "update")
