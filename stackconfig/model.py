@@ -206,7 +206,6 @@ class GpuPoolConfig(_Model):
     min_nodes: int = Field(default=1, ge=1)
     max_nodes: int = Field(default=2, ge=1, le=200)
     public_ipv4: bool = False
-    autohealing: bool = False
     labels: Labels = Field(default_factory=lambda: dict(DEFAULT_POOL_LABELS))
     taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
     #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
@@ -404,10 +403,6 @@ def _pool_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("systemPool.enabled", False,
                            "leaves only the tainted GPU pool, so KEDA, Prometheus and the operators cannot schedule",
                            "keep the system pool, or remove the GPU pool's NoSchedule/NoExecute taints"))
-    if p.autohealing:
-        out.append(Problem("gpuPool.autohealing", True,
-                           "must stay off for GPU bare-metal pools (Gcore's GPU autoscaling guide, step 1.7): "
-                           "a node whose GPUs are still initialising would be replaced", "remove the key"))
     return out
 
 
@@ -536,14 +531,66 @@ def _timeouts_problems(cfg: StackConfig) -> list[Problem]:
     return []
 
 
+# --- keys that would do nothing ----------------------------------------------------------------
+
+
+def _inert_key_problems(cfg: StackConfig) -> list[Problem]:
+    """Keys set explicitly where they cannot take effect: refused rather than silently ignored."""
+    out: list[Problem] = []
+    s = cfg.system_pool
+    if not s.enabled:
+        for name in sorted(s.model_fields_set - {"enabled"}):
+            key = SystemPoolConfig.model_fields[name].alias or name
+            out.append(Problem(f"systemPool.{key}", getattr(s, name),
+                               "is set, but systemPool.enabled is false, so no system pool is created",
+                               f"drop systemPool.{key}, or set systemPool.enabled to true"))
+    m = cfg.monitoring
+    if m.storage_class is not None and m.storage_size is None:
+        out.append(Problem("monitoring.storageClass", m.storage_class,
+                           "is set without monitoring.storageSize, so Prometheus gets no volume to put it on",
+                           "set monitoring.storageSize (e.g. '100Gi'), or drop monitoring.storageClass"))
+    for i, w in enumerate(cfg.workloads):
+        if "cooldown_period" in w.model_fields_set and w.min_replicas > 0:
+            out.append(Problem(f"workloads[{i}].cooldownPeriod", w.cooldown_period,
+                               f"only applies when scaling to zero (KEDA's cooldownPeriod), but minReplicas is "
+                               f"{w.min_replicas}", "drop cooldownPeriod, or set minReplicas to 0 with a wakeTrigger"))
+    return out
+
+
+# --- removed keys ------------------------------------------------------------------------------
+
+#: Keys that no longer exist, with why: a stack that still sets one is told so, not offered a "did you mean".
+REMOVED_KEYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("gpuPool", "autohealing"): (
+        "was removed: autohealing is always off for the bare-metal GPU pool, because Gcore's GPU autoscaling "
+        "guide (step 7, 'Disable the Autohealing nodes toggle') requires it and a healing node whose GPUs are "
+        "still initialising would be replaced; the only value it could take was false, so it did nothing",
+        "delete gpuPool.autohealing from the stack file (the system pool keeps autohealing on)",
+    ),
+}
+
+
+def _without_removed_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """`raw` without the removed keys, and one Problem per removed key the stack still sets."""
+    out, problems = dict(raw), []
+    for (section, key), (message, fix) in REMOVED_KEYS.items():
+        block = out.get(section)
+        if isinstance(block, Mapping) and key in block:
+            problems.append(Problem(f"{section}.{key}", block[key], message, fix))
+            out[section] = {k: v for k, v in block.items() if k != key}
+    return out, problems
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
+    raw, removed = _without_removed_keys(raw)
     try:
         cfg = StackConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        raise ConfigError(from_validation_error(exc, KNOWN_KEYS)) from None
+        raise ConfigError([*removed, *from_validation_error(exc, KNOWN_KEYS)]) from None
     problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg),
-                *_timeouts_problems(cfg)]
+                *_timeouts_problems(cfg), *_inert_key_problems(cfg)]
+    problems = [*removed, *problems]
     if problems:
         raise ConfigError(problems)
     return cfg
