@@ -873,6 +873,12 @@ class K8sv2SecurityGroupRuleArgsDict(TypedDict):
     """Remote security group id."""
     remote_ip_prefix: NotRequired[pulumi.Input[str]]
     """Remote CIDR."""
+    created_at: NotRequired[pulumi.Input[str]]
+    """Read-only: creation time (the bridge keeps a nested block's computed fields in its input type)."""
+    id: NotRequired[pulumi.Input[str]]
+    """Read-only: rule id."""
+    updated_at: NotRequired[pulumi.Input[str]]
+    """Read-only: last update time."""
 
 
 @pulumi.input_type
@@ -888,8 +894,11 @@ class K8sv2SecurityGroupRuleArgs:
         port_range_min: pulumi.Input[float | None] = None,
         remote_group_id: pulumi.Input[str | None] = None,
         remote_ip_prefix: pulumi.Input[str | None] = None,
+        created_at: pulumi.Input[str | None] = None,
+        id: pulumi.Input[str | None] = None,
+        updated_at: pulumi.Input[str | None] = None,
     ) -> None:
-        """Nested block `K8sv2SecurityGroupRule` of gcore.K8sv2."""
+        """Nested block `K8sv2SecurityGroupRule` of gcore.K8sv2 (created_at, id, updated_at are read-only)."""
         pulumi.set(__self__, "direction", direction)
         pulumi.set(__self__, "ethertype", ethertype)
         pulumi.set(__self__, "protocol", protocol)
@@ -903,6 +912,12 @@ class K8sv2SecurityGroupRuleArgs:
             pulumi.set(__self__, "remote_group_id", remote_group_id)
         if remote_ip_prefix is not None:
             pulumi.set(__self__, "remote_ip_prefix", remote_ip_prefix)
+        if created_at is not None:
+            pulumi.set(__self__, "created_at", created_at)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if updated_at is not None:
+            pulumi.set(__self__, "updated_at", updated_at)
 
     @property
     @pulumi.getter
@@ -983,6 +998,36 @@ class K8sv2SecurityGroupRuleArgs:
     @remote_ip_prefix.setter
     def remote_ip_prefix(self, value: pulumi.Input[str | None]) -> None:
         pulumi.set(self, "remote_ip_prefix", value)
+
+    @property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> pulumi.Input[str | None]:
+        """Read-only: creation time."""
+        return pulumi.get(self, "created_at")
+
+    @created_at.setter
+    def created_at(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "created_at", value)
+
+    @property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[str | None]:
+        """Read-only: rule id."""
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "id", value)
+
+    @property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> pulumi.Input[str | None]:
+        """Read-only: last update time."""
+        return pulumi.get(self, "updated_at")
+
+    @updated_at.setter
+    def updated_at(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "updated_at", value)
 
 
 class K8sv2TimeoutsArgsDict(TypedDict):
