@@ -1,6 +1,7 @@
 """GpuCluster: the Gcore Managed Kubernetes cluster, its bare-metal GPU pool, and a provider for it.
 
-Replacement map (facts: gcore-provider.md §1.2, §5.1): name, keypair, network, subnet and cni are
+Replacement map (G-Core/terraform-provider-gcore v0.34.3: `ForceNew` in gcore/resource_gcore_k8sv2.go,
+pool handling in its `resourceK8sV2Update`; issue #67 / PR #70): name, keypair, network, subnet and cni are
 ForceNew and replace the WHOLE cluster; flavor and publicIpv4 recreate the GPU pool inside an update
 (and fail outright while it is the only pool); min/max nodes, labels and taints change in place.
 """
@@ -25,7 +26,8 @@ def autoscaler_config(
 
     - `max-node-provision-time`: the portal default of 15 min is shorter than a bare-metal GPU node
       takes (20-25 min, then 5-10 min until GPUs are allocatable); with it the autoscaler gives up on
-      nodes that are still booting and asks for more (facts: gcore-provider.md §4).
+      nodes that are still booting and asks for more (Gcore docs, "Configure GPU autoscaling for Kubernetes":
+      https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes).
     - `scale-down-unneeded-time`: longer than the longest HPA scale-down window (plus KEDA's cooldown
       for workloads that scale to zero), so the node is not removed while pods are still winding down.
     - `scale-down-delay-after-add`: a fresh node must not be judged idle before its GPUs appear.
@@ -148,7 +150,8 @@ class GpuCluster(pulumi.ComponentResource):
             region_name=c.region_name,
             opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.cluster]),
         )
-        # The provider does not mark the kubeconfig sensitive (gcore-provider.md §1.4): we do.
+        # The provider does not mark the kubeconfig sensitive (G-Core/terraform-provider-gcore v0.34.3,
+        # gcore/data_source_gcore_k8sv2_kubeconfig.go; docs/data-sources/k8sv2_kubeconfig.md): we do.
         self.kubeconfig = pulumi.Output.secret(kubeconfig.kubeconfig)
         self.provider = k8s.Provider(
             f"{name}-provider",

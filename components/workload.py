@@ -1,8 +1,10 @@
 """GpuWorkload: a GPU Deployment and the KEDA ScaledObject that scales it on its GPUs' utilisation.
 
 The Deployment never sets `spec.replicas`: KEDA's HPA owns the scale, and a value here would reset it
-on every `pulumi up` (charts-keda.md §6 #19). The ScaledObject's trigger is built by
-components/scaling.py; a broken scrape is an error with a fallback, never zero load (§3.4, §6 #12).
+on every `pulumi up` (Kubernetes docs, "Horizontal Pod Autoscaling", "Migrating Deployments and StatefulSets to
+horizontal autoscaling"). The ScaledObject's trigger is built by components/scaling.py; a broken scrape is an error
+with a fallback, never zero load (kedacore/keda pkg/scalers/prometheus_scaler.go, `ignoreNullValues`;
+kedacore/keda-docs content/docs/2.20/reference/scaledobject-spec.md, `fallback`).
 """
 
 from __future__ import annotations

@@ -156,8 +156,8 @@ def snapshot(docs: Path, version: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     root = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=Path, default=root.parent / "shared" / "reference" / "gcore",
-                        help="directory with the provider's generated docs (default: %(default)s)")
+    parser.add_argument("--docs", type=Path, required=True,
+                        help="directory with the provider's generated docs of that version (see above)")
     parser.add_argument("--version", default="0.34.3")
     parser.add_argument("--out", type=Path, help="default: tests/fixtures/gcore/schema-v<version>.json; '-' = stdout")
     args = parser.parse_args(argv)
