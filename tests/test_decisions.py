@@ -184,3 +184,38 @@ def test_bad_label_values_are_refused(value: str) -> None:
 def test_valid_label_values_are_accepted(value: str) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"labels": {"platform.gcore-gpu/pool": value}}})
     assert cfg.gpu_pool.labels == {"platform.gcore-gpu/pool": value}
+
+
+def test_keda_exposes_operator_metrics_and_leaves_scraping_to_our_service_monitor(rec: Recording) -> None:
+    """KEDA's chart creates no ServiceMonitor (it would need kube-prometheus-stack's CRD first and lose the
+    parallel install); the Monitoring component scrapes the operator's metrics itself."""
+    assert rec.get("keda-release").inputs["values"] == {
+        "prometheus": {
+            "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
+            "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
+        },
+    }
+    monitor = rec.get("monitoring-keda-operator-monitor", "kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
+    assert monitor.inputs["spec"]["namespaceSelector"] == {"matchNames": ["keda"]}
+
+
+def test_gpu_operator_operands_tolerate_the_gpu_pool(rec: Recording) -> None:
+    """The chart's toleration lists are replaced, not extended: ours keep its defaults and add the pool's taints,
+    or no operand (device plugin, dcgm-exporter, NFD worker) runs on a tainted GPU node."""
+    values = rec.get("gpu-operator-release").inputs["values"]
+    gpu = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    pool = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    control_plane = {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
+                     "effect": "NoSchedule"}
+    assert values["driver"] == {"enabled": False}, "Gcore's GPU images ship the driver"
+    assert values["daemonsets"] == {"tolerations": [gpu, pool]}
+    assert values["node-feature-discovery"] == {"worker": {"tolerations": [control_plane, gpu, pool]}}
+
+
+def test_prometheus_retention_per_stack(recordings: dict[str, Recording]) -> None:
+    """Default 15 days (dev); production keeps 30 days on its 200Gi volume."""
+    retention = {
+        stack: rec.get("monitoring-release").inputs["values"]["prometheus"]["prometheusSpec"]["retention"]
+        for stack, rec in recordings.items()
+    }
+    assert retention == {"dev": "15d", "prod": "30d"}
