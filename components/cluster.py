@@ -59,8 +59,12 @@ def gcore_timeouts(pool: GpuPoolConfig) -> dict[str, str]:
     Why these and not Pulumi's `custom_timeouts`: the provider is served by the Pulumi Terraform bridge's Plugin
     Framework path, whose Create/Update/Delete never read the engine's timeout (pulumi/pulumi-terraform-bridge
     pkg/pf/tfbridge/provider_create.go; issue #827, open). The `timeouts` block is an ordinary input there.
-    The provider's defaults are 3600 s, the same as its per-task cap; each value here is the longest chain of
-    Gcore tasks the operation can run plus the read-back, so that the outer deadline is never what gives up first:
+    What it does: the resource declares `Timeouts{Create, Update}` of 3600 s, and the Terraform plugin SDK turns
+    them into the deadline of the context handed to create/update; the v0 create/update code calls the Gcore client
+    and `tasks.WaitTaskAndReturnResult(..., K8sCreateTimeout, ...)` without that context (gcore/
+    resource_gcore_k8sv2.go). So today these values only guarantee that the deadline never undercuts the provider's
+    own waits (should a release start honouring it); the 60-minute task cap is what really counts. Each value is
+    the longest chain of Gcore tasks the operation can run, plus the read-back:
     - create: one task (the cluster with all its pools), capped at 60 min, then the read-back;
     - update: the longest update this program can plan is recreating the GPU pool (flavor or publicIpv4 changed,
       behind the preview guard): the old pool's delete task (capped at 60 min), then the new pool's create task,

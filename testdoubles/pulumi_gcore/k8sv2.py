@@ -30,8 +30,9 @@ from ._inputs import (
 
 __all__ = ["K8sv2Args", "K8sv2"]
 
-#: The only keys of the resource's Terraform `timeouts` block: the resource declares create and update timeouts
-#: and no delete (G-Core/terraform-provider-gcore v0.34.3, docs/resources/k8sv2.md "Nested Schema for `timeouts`").
+#: The only keys of the resource's Terraform `timeouts` block: the resource declares
+#: `Timeouts: &schema.ResourceTimeout{Create: ..., Update: ...}` and no Delete (G-Core/terraform-provider-gcore
+#: v0.34.3, gcore/resource_gcore_k8sv2.go; docs/resources/k8sv2.md "Nested Schema for `timeouts`").
 _TIMEOUT_KEYS = frozenset({"create", "update"})
 
 
