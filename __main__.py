@@ -23,6 +23,7 @@ from components.workload import (
     PoolPlacement,
     WorkloadNamespaces,
     pod_security_level,
+    rollout_timeout_minutes,
     service_address,
 )
 from stackconfig import ConfigError, Problem, StackConfig
@@ -153,6 +154,7 @@ for w in cfg.workloads:
             priority_class=workload_priority.priority_class.metadata.name,
             secret_env={env: secrets[key] for env, key in w.secret_env.items()},
             registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
+            rollout_timeout_minutes=rollout_timeout_minutes(pool.provision_minutes),
         ),
         opts=in_cluster,
     )

@@ -1,6 +1,7 @@
 """GPU platform alerts and recording rules: what an on-call engineer needs when scaling goes wrong.
 
-No comparable stack ships GPU alerts (facts: peers.md §2, §4 #6), and every failure in this platform is
+No comparable stack ships GPU alerts (none in awslabs/ai-on-eks, awslabs/data-on-eks, aws-ia/terraform-aws-eks-
+blueprints, GoogleCloudPlatform/ai-on-gke, NVIDIA Cloud Native Stack), and every failure in this platform is
 silent: a GPU node that joins without allocatable GPUs, pods Pending behind a pool already at its
 maximum, a DCGM scrape that stops (KEDA then runs on its fallback), a scaler that errors. Each alert
 here names one of those states, and its description is a runbook: what it means, the likely causes on
@@ -12,7 +13,8 @@ Pure functions, no Pulumi: the Monitoring component renders `rule_groups()` into
 
 Label names are the ones the sources really emit:
 - dcgm-exporter: `UUID`, `gpu`, `modelName`, `Hostname`, and `pod`/`namespace`/`container` of the pod
-  holding the GPU (facts: charts-keda.md §2.5), kept because the ServiceMonitor honours labels; `node`
+  holding the GPU (NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render_metrics.go,
+  internal/pkg/transformation/const.go), kept because the ServiceMonitor honours labels; `node`
   comes from our relabeling (components/dcgm.py).
 - kube-state-metrics (job `kube-state-metrics` in kube-prometheus-stack, honorLabels on): resources as
   `nvidia_com_gpu`, node labels as `label_<sanitised key>` on `kube_node_labels` only for allow-listed
@@ -49,7 +51,8 @@ FALLBACK_GPU_NODE_LABEL = "nvidia.com/gpu.present"
 
 # --- thresholds (each with its reason) ---------------------------------------------------------
 
-#: Gcore: GPUs become allocatable "up to 5-10 min after the node is ready" (facts: gcore-provider.md §4);
+#: Gcore: GPUs become allocatable "up to 5-10 min after the node is ready" (Gcore docs, "Configure GPU autoscaling
+#: for Kubernetes", https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes);
 #: kubernetes/autoscaler #451 saw up to ~15 min. Past that, the node is broken, not slow.
 ALLOCATABLE_GRACE = "15m"
 #: A Ready GPU node whose exporter reports nothing: the exporter pod starts within minutes of the operator.

@@ -1,6 +1,7 @@
 """GpuCluster: the Gcore Managed Kubernetes cluster, its bare-metal GPU pool, and a provider for it.
 
-Replacement map (facts: gcore-provider.md §1.2, §5.1): name, keypair, network, subnet and cni are
+Replacement map (G-Core/terraform-provider-gcore v0.34.3: `ForceNew` in gcore/resource_gcore_k8sv2.go,
+pool handling in its `resourceK8sV2Update`; issue #67 / PR #70): name, keypair, network, subnet and cni are
 ForceNew and replace the WHOLE cluster; flavor and publicIpv4 recreate the GPU pool inside an update
 (and fail outright while it is the only pool); min/max nodes, labels and taints change in place.
 """
@@ -26,7 +27,8 @@ def autoscaler_config(
 
     - `max-node-provision-time`: the portal default of 15 min is shorter than a bare-metal GPU node
       takes (20-25 min, then 5-10 min until GPUs are allocatable); with it the autoscaler gives up on
-      nodes that are still booting and asks for more (facts: gcore-provider.md §4).
+      nodes that are still booting and asks for more (Gcore docs, "Configure GPU autoscaling for Kubernetes":
+      https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes).
     - `scale-down-unneeded-time`: longer than the longest HPA scale-down window (plus KEDA's cooldown
       for workloads that scale to zero), so the node is not removed while pods are still winding down.
     - `scale-down-delay-after-add`: a fresh node must not be judged idle before its GPUs appear.
@@ -48,6 +50,37 @@ def autoscaler_config(
         # Explicit, so the placeholders' contract is visible in the cluster: their priority is not below it.
         derived["expendable-pods-priority-cutoff"] = str(AUTOSCALER_EXPENDABLE_CUTOFF)
     return {**derived, **overrides}
+
+
+#: The v0 provider awaits every Gcore task it starts (cluster create, version upgrade, cluster update, each pool
+#: create or delete, cluster delete) for at most `K8sCreateTimeout = 3600` seconds, hard-coded
+#: (G-Core/terraform-provider-gcore v0.34.3, gcore/resource_gcore_k8sv2.go). Nothing configures it.
+GCORE_TASK_MINUTES = 60
+#: After its last task the provider reads the cluster and its pools back (several API calls).
+READ_BACK_MINUTES = 10
+
+
+def gcore_timeouts(pool: GpuPoolConfig) -> dict[str, str]:
+    """The resource's own Terraform `timeouts` (create and update; it declares no delete timeout).
+
+    Why these and not Pulumi's `custom_timeouts`: the provider is served by the Pulumi Terraform bridge's Plugin
+    Framework path, whose Create/Update/Delete never read the engine's timeout (pulumi/pulumi-terraform-bridge
+    pkg/pf/tfbridge/provider_create.go; issue #827, open). The `timeouts` block is an ordinary input there.
+    What it does: the resource declares `Timeouts{Create, Update}` of 3600 s, and the Terraform plugin SDK turns
+    them into the deadline of the context handed to create/update; the v0 create/update code calls the Gcore client
+    and `tasks.WaitTaskAndReturnResult(..., K8sCreateTimeout, ...)` without that context (gcore/
+    resource_gcore_k8sv2.go). So today these values only guarantee that the deadline never undercuts the provider's
+    own waits (should a release start honouring it); the 60-minute task cap is what really counts. Each value is
+    the longest chain of Gcore tasks the operation can run, plus the read-back:
+    - create: one task (the cluster with all its pools), capped at 60 min, then the read-back;
+    - update: the longest update this program can plan is recreating the GPU pool (flavor or publicIpv4 changed,
+      behind the preview guard): the old pool's delete task (capped at 60 min), then the new pool's create task,
+      whose nodes need `gpuPool.provisionMinutes` (capped at 60 min), then the read-back.
+    Neither extends the 60-minute cap of a single task: see docs/timeouts-and-recovery.md.
+    """
+    create = GCORE_TASK_MINUTES + READ_BACK_MINUTES
+    update = GCORE_TASK_MINUTES + min(pool.provision_minutes, GCORE_TASK_MINUTES) + READ_BACK_MINUTES
+    return {"create": f"{create}m", "update": f"{update}m"}
 
 
 @dataclass(frozen=True)
@@ -111,13 +144,13 @@ class GpuCluster(pulumi.ComponentResource):
             cni=gcore.K8sv2CniArgs(provider=c.cni),
             autoscaler_config=dict(args.autoscaler),
             pools=pools,
+            timeouts=gcore.K8sv2TimeoutsArgs(**gcore_timeouts(p)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,
                 # Two clusters cannot share a name: a replacement must delete the old one first.
                 delete_before_replace=True,
-                # v0 waits up to 60 min per Gcore task itself; bare-metal GPU pools can take longer.
-                custom_timeouts=pulumi.CustomTimeouts(create="90m", update="90m", delete="60m"),
+                # No custom_timeouts: the bridge's Plugin Framework path ignores them (see gcore_timeouts).
             ),
         )
         kubeconfig = gcore.get_k8sv2_kubeconfig_output(
@@ -128,7 +161,8 @@ class GpuCluster(pulumi.ComponentResource):
             region_name=c.region_name,
             opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.cluster]),
         )
-        # The provider does not mark the kubeconfig sensitive (gcore-provider.md §1.4): we do.
+        # The provider does not mark the kubeconfig sensitive (G-Core/terraform-provider-gcore v0.34.3,
+        # gcore/data_source_gcore_k8sv2_kubeconfig.go; docs/data-sources/k8sv2_kubeconfig.md): we do.
         self.kubeconfig = pulumi.Output.secret(kubeconfig.kubeconfig)
         self.provider = k8s.Provider(
             f"{name}-provider",

@@ -2,7 +2,8 @@
 
 The GPU Operator's dcgm-exporter publishes per-GPU series. We let the GPU Operator create exactly one
 ServiceMonitor for it and never add a second scrape job, because two paths double every series and
-`sum()` over them doubles the load KEDA sees (facts: charts-keda.md §2.6). `honorLabels` must be true:
+`sum()` over them doubles the load KEDA sees. `honorLabels` must be true (prometheus/prometheus
+docs/configuration/configuration.md, `honor_labels`; NVIDIA/dcgm-exporter PR #76):
 otherwise Prometheus renames the exporter's `pod`/`namespace` (the workload's) to `exported_pod`/
 `exported_namespace` and a query on `pod` finds only the exporter pod itself.
 """

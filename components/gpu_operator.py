@@ -1,6 +1,7 @@
 """GpuOperator: NVIDIA GPU Operator, which exposes `nvidia.com/gpu` and runs dcgm-exporter.
 
-Values follow charts-keda.md §2 and §6: drivers come preinstalled on Gcore's GPU images
+Values follow NVIDIA/gpu-operator deployments/gpu-operator/values.yaml (v26.7.0) and its getting-started.rst:
+drivers come preinstalled on Gcore's GPU images
 (`driver.enabled=false`); no `operator.defaultRuntime` (removed in 25.3.0, CRI-O is auto-detected);
 logging stays at the chart's `info`; DCGM reaches Prometheus through the operator's one ServiceMonitor
 with the workload's labels intact (components/dcgm.py).

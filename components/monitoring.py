@@ -1,6 +1,7 @@
 """Monitoring: kube-prometheus-stack, where KEDA reads GPU utilisation, plus our rules and dashboards.
 
-Values follow charts-keda.md §1 and §6: the selector switches live under `prometheus.prometheusSpec`
+Values follow prometheus-community/helm-charts charts/kube-prometheus-stack/values.yaml (88.5.3): the selector
+switches live under `prometheus.prometheusSpec`
 (the guide's top-level keys are silently ignored and nothing is ever scraped); no extra scrape job
 (the GPU Operator's ServiceMonitor is the only DCGM path); Grafana's admin password is generated
 here and handed to the chart as an existing Secret; every Service stays ClusterIP, no Ingress.

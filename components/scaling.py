@@ -3,7 +3,9 @@
 Pure functions, no Pulumi: the GpuWorkload component renders them into the ScaledObject, the
 metrics-path tests run the very same strings against a real Prometheus, and the README quotes them.
 
-Semantics (facts: charts-keda.md §3.4, §4, §6 #6): the trigger is `AverageValue`, so the HPA divides
+Semantics (kedacore/keda-docs content/docs/2.20/scalers/prometheus.md; Kubernetes docs "Horizontal Pod
+Autoscaling", https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/; kubernetes/kubernetes
+pkg/controller/podautoscaler/replica_calculator.go): the trigger is `AverageValue`, so the HPA divides
 the query result by the number of replicas and asks for `ceil(total / threshold)` replicas. The query
 sums per-GPU utilisation over the workload's GPUs; with `k` GPUs per pod a pod contributes `k`
 series, so the threshold is `targetUtilization * k`. Then `targetUtilization` means "average
@@ -67,7 +69,8 @@ def hpa_desired_replicas(
     """The HPA's answer for an External AverageValue metric (replica_calculator.go).
 
     `current_replicas` counts Pending pods too (Deployment status.replicas): they add no GPU series,
-    so they dilute the average and can hold scaling back (facts: charts-keda.md §5).
+    so they dilute the average and can hold scaling back (k8s.io/api apps/v1 `DeploymentStatus.Replicas`: "Total
+    number of non-terminating pods targeted by this deployment").
     """
     if current_replicas <= 0:
         raise ValueError("current_replicas must be positive")

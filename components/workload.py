@@ -1,8 +1,10 @@
 """GpuWorkload: a GPU Deployment and the KEDA ScaledObject that scales it on its GPUs' utilisation.
 
 The Deployment never sets `spec.replicas`: KEDA's HPA owns the scale, and a value here would reset it
-on every `pulumi up` (charts-keda.md §6 #19). The ScaledObject's trigger is built by
-components/scaling.py; a broken scrape is an error with a fallback, never zero load (§3.4, §6 #12).
+on every `pulumi up` (Kubernetes docs, "Horizontal Pod Autoscaling", "Migrating Deployments and StatefulSets to
+horizontal autoscaling"). The ScaledObject's trigger is built by components/scaling.py; a broken scrape is an error
+with a fallback, never zero load (kedacore/keda pkg/scalers/prometheus_scaler.go, `ignoreNullValues`;
+kedacore/keda-docs content/docs/2.20/reference/scaledobject-spec.md, `fallback`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,17 @@ class GpuWorkloadArgs:
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: The registry password for `workload.image_pull_secret` (a secret Output).
     registry_password: pulumi.Input[str] | None = None
+    #: How long `pulumi up` waits for the Deployment to become ready (see rollout_timeout_minutes).
+    rollout_timeout_minutes: int = 45
+
+
+def rollout_timeout_minutes(provision_minutes: int) -> int:
+    """Minutes `pulumi up` waits for a Deployment (pulumi-kubernetes honours `custom_timeouts`, default 10 min).
+
+    Its first pod may wait for a new bare-metal node (`gpuPool.provisionMinutes` until the GPUs are allocatable)
+    and then pull a multi-GB image: at least 45 min, and always 10 min more than the pool's provisioning time.
+    """
+    return max(45, provision_minutes + 10)
 
 
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
@@ -327,7 +340,9 @@ class GpuWorkload(pulumi.ComponentResource):
                 parent=self,
                 depends_on=[*args.gpu_ready, *pod_inputs],
                 # The first pod may wait for a bare-metal node and a multi-GB image.
-                custom_timeouts=pulumi.CustomTimeouts(create="45m", update="45m"),
+                custom_timeouts=pulumi.CustomTimeouts(
+                    create=f"{args.rollout_timeout_minutes}m", update=f"{args.rollout_timeout_minutes}m"
+                ),
             ),
         )
         # Voluntary disruptions (autoscaler drains) take one GPU pod at a time.

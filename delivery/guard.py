@@ -4,7 +4,8 @@ Why this exists: the Gcore provider models every node pool inside the one `gcore
 resource, so `pulumi preview` shows a pool that the provider will delete and create again (new flavor,
 public IPv4, kubelet or CRI-O config, a rename) as a plain *update*, exactly like a harmless
 `maxNodeCount` bump. A bare-metal GPU pool takes 20-25 minutes to come back and is billed per hour, and a
-cluster replacement takes every workload down (facts: gcore-provider.md §1.2, §1.3, §5.1). Nobody should
+cluster replacement takes every workload down (G-Core/terraform-provider-gcore v0.34.3, gcore/resource_gcore_k8sv2.go:
+`ForceNew` fields and `resourceK8sV2Update`; docs/resources/k8sv2.md). Nobody should
 find that out from a merged pull request.
 
 The rules read two kinds of input with the same comparison (`compare_cluster`):
@@ -39,7 +40,8 @@ ALLOW_LABEL = "allow-gpu-pool-replacement"
 #: How `pulumi preview --json` renders a value that is only known after apply.
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
-#: Pool fields the provider cannot change in place: it deletes the pool and creates it again (§5.1).
+#: Pool fields the provider cannot change in place: it deletes the pool and creates it again (`resourceK8sV2Update`
+#: in gcore/resource_gcore_k8sv2.go at v0.34.3; the docs say "will trigger recreation of the cluster pool").
 POOL_RECREATE_FIELDS = (
     "flavorId",
     "isPublicIpv4",
@@ -51,8 +53,9 @@ POOL_RECREATE_FIELDS = (
 )
 #: Pool fields the provider updates in place (`pools.Update`): reported, never blocking.
 POOL_IN_PLACE_FIELDS = ("minNodeCount", "maxNodeCount", "autoHealingEnabled", "labels", "taints")
-#: Cluster fields that force a new cluster: ForceNew in the v0 schema (§1.2); project and region are
-#: RequiresReplace in v2 (§2) and a cluster cannot move between them.
+#: Cluster fields that force a new cluster: ForceNew in the v0 schema (gcore/resource_gcore_k8sv2.go at v0.34.3);
+#: project and region are RequiresReplace in v2 (internal/services/cloud_k8s_cluster/schema.go at v2.0.0-alpha.11)
+#: and a cluster cannot move between them.
 CLUSTER_REPLACE_FIELDS = (
     "name",
     "keypair",

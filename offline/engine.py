@@ -2,7 +2,7 @@
 
 The recording monitor keeps the raw RegisterResourceRequest of each resource (parent, provider,
 dependencies, property dependencies, options and inputs with secrets marked), because the mocks' own
-`MockResourceArgs` omit most of it (pulumi/pulumi#14421; facts: pulumi-practice.md §1.2-1.4).
+`MockResourceArgs` omit most of it (pulumi/pulumi#14421; pulumi/pulumi sdk/python/lib/pulumi/runtime/mocks.py).
 Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to the program.
 """
 
@@ -157,7 +157,7 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
             state = dict(args.inputs)
             if args.typ == "pulumi:pulumi:StackReference":
-                # Read by id = the referenced stack's name (facts: pulumi-practice.md §1.6).
+                # Read by id = the referenced stack's name (pulumi/pulumi sdk/python/lib/pulumi/stack_reference.py).
                 stack_name = args.resource_id or args.name
                 if stack_name not in references:
                     raise KeyError(f"no outputs given for the stack reference {stack_name!r}")

@@ -361,7 +361,6 @@ class GpuPoolConfig(_Model):
     min_nodes: int = Field(default=1, ge=1)
     max_nodes: int = Field(default=2, ge=1, le=200)
     public_ipv4: bool = False
-    autohealing: bool = False
     labels: Labels = Field(default_factory=lambda: dict(DEFAULT_POOL_LABELS))
     taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
     #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
@@ -764,10 +763,6 @@ def _pool_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("systemPool.enabled", False,
                            "leaves only the tainted GPU pool, so KEDA, Prometheus and the operators cannot schedule",
                            "keep the system pool, or remove the GPU pool's NoSchedule/NoExecute taints"))
-    if p.autohealing:
-        out.append(Problem("gpuPool.autohealing", True,
-                           "must stay off for GPU bare-metal pools (Gcore's GPU autoscaling guide, step 1.7): "
-                           "a node whose GPUs are still initialising would be replaced", "remove the key"))
     return out
 
 
@@ -1191,14 +1186,103 @@ def serving_problems(key: str, w: WorkloadConfig) -> list[Problem]:
     return out
 
 
+# --- timeouts (docs/timeouts-and-recovery.md) ----------------------------------------------------
+
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_GO_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def go_duration_seconds(value: str) -> float | None:
+    """Seconds of a Go duration as the Cluster Autoscaler parses its flags ('35m', '1h5m', '2100s'); None if not one."""
+    parts = _GO_DURATION_PART.findall(value)
+    if not value or "".join(n + u for n, u in parts) != value:
+        return None
+    return sum(float(n) * _GO_DURATION_SECONDS[u] for n, u in parts)
+
+
+def _timeouts_problems(cfg: StackConfig) -> list[Problem]:
+    """The autoscaler must not give up on a GPU node sooner than the pool needs to provision one.
+
+    With `max-node-provision-time` below `gpuPool.provisionMinutes` the Cluster Autoscaler deletes bare-metal
+    nodes that are still booting and asks for new ones, so the pool never grows (Cluster Autoscaler FAQ,
+    kubernetes/autoscaler cluster-autoscaler/FAQ.md, "--max-node-provision-time").
+    """
+    key = "max-node-provision-time"
+    if key not in cfg.cluster.autoscaler:
+        return []
+    value = cfg.cluster.autoscaler[key]
+    minutes = cfg.gpu_pool.provision_minutes
+    seconds = go_duration_seconds(value)
+    if seconds is None:  # not a duration at all: _autoscaler_problems reports that
+        return []
+    if seconds < minutes * 60:
+        return [Problem(f"cluster.autoscaler.{key}", value,
+                        f"is shorter than gpuPool.provisionMinutes ({minutes}): the autoscaler would give up on "
+                        "GPU nodes that are still provisioning",
+                        f"set it to at least '{minutes}m', or drop it (the default is gpuPool.provisionMinutes)")]
+    return []
+
+
+# --- keys that would do nothing ----------------------------------------------------------------
+
+
+def _inert_key_problems(cfg: StackConfig) -> list[Problem]:
+    """Keys set explicitly where they cannot take effect: refused rather than silently ignored."""
+    out: list[Problem] = []
+    s = cfg.system_pool
+    if not s.enabled:
+        for name in sorted(s.model_fields_set - {"enabled"}):
+            key = SystemPoolConfig.model_fields[name].alias or name
+            out.append(Problem(f"systemPool.{key}", getattr(s, name),
+                               "is set, but systemPool.enabled is false, so no system pool is created",
+                               f"drop systemPool.{key}, or set systemPool.enabled to true"))
+    m = cfg.monitoring
+    if m.storage_class is not None and m.storage_size is None:
+        out.append(Problem("monitoring.storageClass", m.storage_class,
+                           "is set without monitoring.storageSize, so Prometheus gets no volume to put it on",
+                           "set monitoring.storageSize (e.g. '100Gi'), or drop monitoring.storageClass"))
+    for i, w in enumerate(cfg.workloads):
+        if "cooldown_period" in w.model_fields_set and w.min_replicas > 0:
+            out.append(Problem(f"workloads[{i}].cooldownPeriod", w.cooldown_period,
+                               f"only applies when scaling to zero (KEDA's cooldownPeriod), but minReplicas is "
+                               f"{w.min_replicas}", "drop cooldownPeriod, or set minReplicas to 0 with a wakeTrigger"))
+    return out
+
+
+# --- removed keys ------------------------------------------------------------------------------
+
+#: Keys that no longer exist, with why: a stack that still sets one is told so, not offered a "did you mean".
+REMOVED_KEYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("gpuPool", "autohealing"): (
+        "was removed: autohealing is always off for the bare-metal GPU pool, because Gcore's GPU autoscaling "
+        "guide (step 7, 'Disable the Autohealing nodes toggle') requires it and a healing node whose GPUs are "
+        "still initialising would be replaced; the only value it could take was false, so it did nothing",
+        "delete gpuPool.autohealing from the stack file (the system pool keeps autohealing on)",
+    ),
+}
+
+
+def _without_removed_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """`raw` without the removed keys, and one Problem per removed key the stack still sets."""
+    out, problems = dict(raw), []
+    for (section, key), (message, fix) in REMOVED_KEYS.items():
+        block = out.get(section)
+        if isinstance(block, Mapping) and key in block:
+            problems.append(Problem(f"{section}.{key}", block[key], message, fix))
+            out[section] = {k: v for k, v in block.items() if k != key}
+    return out, problems
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
+    raw, removed = _without_removed_keys(raw)
     problems, cfg, kept, dropped = _validate_what_validates(dict(raw))
+    problems = [*removed, *problems]
     if cfg is not None:
         rules: list[Callable[[StackConfig], list[Problem]]] = [
             _cluster_problems, _pool_problems, _chart_problems, _workload_problems,
             _flavor_problems, _autoscaler_problems, _packing_problems, _headroom_problems,
-            _serving_problems,
+            _serving_problems, _timeouts_problems, _inert_key_problems,
         ]
         for rule in rules:
             for problem in rule(cfg):

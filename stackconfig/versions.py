@@ -2,7 +2,11 @@
 
 One place: bump a chart here (or override it per stack under `charts:`), and the config model refuses
 a combination that the upstream matrices do not support for the cluster's Kubernetes version.
-Sources: ../shared/facts/charts-keda.md §1.3, §2.1-2.2, §3.1; gcore-provider.md §0, §4.
+Sources: NVIDIA/cloud-native-docs gpu-operator/platform-support.rst and its lifecycle policy; kedacore/keda-docs
+content/docs/2.20/operate/cluster.md; prometheus-community/helm-charts charts/kube-prometheus-stack/Chart.yaml;
+Gcore `GET /cloud/v2/k8s/{project_id}/{region_id}/create_versions` (example response in Gcore docs,
+https://gcore.com/docs/edge-ai/managed-kubernetes/create-a-gpu-kubernetes-cluster); G-Core/terraform-provider-gcore
+tags (v0.34.3 is the newest v0 release whose schema this repository snapshots).
 """
 
 from __future__ import annotations

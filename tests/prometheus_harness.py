@@ -5,7 +5,7 @@ What lives here:
 - `promtool(...)` and `PrometheusServer`: the Debian `prometheus` package's binaries, run on loopback
   with a temporary TSDB (scripts/test.sh installs them; tests skip with a reason only where absent);
 - `DcgmExporter`: a loopback HTTP server that serves DCGM series labelled exactly as dcgm-exporter
-  labels them (facts: charts-keda.md §2.5);
+  labels them (NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render_metrics.go);
 - `dcgm_service_monitor` / `service_monitor_scrape_configs`: the ServiceMonitor the GPU Operator renders
   from the program's `dcgmExporter.serviceMonitor` values, and the scrape config prometheus-operator
   generates from a ServiceMonitor (pkg/prometheus/promcfg.go, golden files HonorLabelsOverriding /

@@ -43,7 +43,6 @@ def test_base_is_valid_and_derives_gpus_from_flavor() -> None:
     assert cfg.gpu_pool.gpus == 8
     assert cfg.max_gpus == 16
     assert cfg.workloads[0].fallback == 1
-    assert cfg.gpu_pool.autohealing is False
     assert cfg.cluster.version == "v1.35.3"
 
 
@@ -77,7 +76,9 @@ def test_config_objects_are_frozen() -> None:
         ({"gpuPool.flavor": "g1-gpu-1xlarge-4"}, ["gpuPool.flavor", "'g1-gpu-1xlarge-4'", "bare-metal GPU flavor"]),
         ({"gpuPool.flavor": "bm3-ai-custom"}, ["gpuPool.flavor", "'bm3-ai-custom'", "not in the table",
                                                 "gpuPool.acceptUnlistedFlavor: true"]),
-        ({"gpuPool.autohealing": True}, ["gpuPool.autohealing", "must stay off"]),
+        ({"gpuPool.autohealing": True}, ["gpuPool.autohealing", "was removed", "Disable the Autohealing",
+                                          "delete gpuPool.autohealing"]),
+        ({"gpuPool.autohealing": False}, ["gpuPool.autohealing", "was removed", "did nothing"]),
         ({"gpuPool.taints": {"nvidia.com/gpu": "NoSchedule"}}, ["gpuPool.taints", "value:Effect"]),
         ({"gpuPool.labels": {"bad key!": "x"}}, ["gpuPool.labels", "'bad key!'"]),
         ({"systemPool": {"flavor": "bm3-ai-1xlarge-h100-80-8"}}, ["systemPool.flavor", "not a VM flavor"]),

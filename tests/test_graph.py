@@ -79,7 +79,9 @@ def test_cluster_options_and_pools(rec: Recording) -> None:
     cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
     assert cluster.options["protect"] is (rec.stack == "prod")
     assert cluster.options["deleteBeforeReplace"] is True
-    assert cluster.options["customTimeouts"]["create"] == "90m"
+    # The bridge ignores customTimeouts for this provider: the resource's own `timeouts` input carries them.
+    assert cluster.options["customTimeouts"] == {"create": "", "update": "", "delete": ""}
+    assert cluster.inputs["timeouts"] == {"create": "70m", "update": "105m"}
     assert cluster.options["packageRef"], "gcore resources must carry the parameterized package reference"
     assert cluster.inputs["name"] == cluster_name(rec)
     assert cluster.inputs["version"].startswith("v1.")

@@ -52,9 +52,17 @@ def test_every_policy_passes_on_the_stack_as_configured(rec: Recording) -> None:
 
 
 def test_custom_timeouts_reach_the_policies_in_seconds(recordings: dict[str, Recording]) -> None:
-    (cluster,) = [r for r in PlanGraph(build_plan(recordings["prod"])).policy_resources() if r.resource_type == CLUSTER]
+    # The Deployments carry the custom timeouts that pulumi-kubernetes honours (the Gcore cluster has none).
+    resources = PlanGraph(build_plan(recordings["prod"])).policy_resources()
+    workloads = recordings["prod"].outputs["workloads"]
+    deployments = [r for r in resources if r.resource_type == DEPLOYMENT and r.props["metadata"]["name"] in workloads]
+    assert len(deployments) == len(workloads) == 2
+    for deployment in deployments:
+        timeouts = deployment.opts.custom_timeouts
+        assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (2700, 2700, 0)
+    (cluster,) = [r for r in resources if r.resource_type == CLUSTER]
     timeouts = cluster.opts.custom_timeouts
-    assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (5400, 5400, 3600)
+    assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (0, 0, 0)
     assert seconds("1h30m") == 5400 and seconds("") == 0
 
 

@@ -1,6 +1,6 @@
 """Guardrails that protect money and uptime on the GPU platform, as Pulumi policies.
 
-Each policy names the failure it prevents; the facts it rests on are in ../shared/facts/ (section given).
+Each policy names the failure it prevents and the upstream source it rests on.
 Props are the engine's camelCase names (`pools[].flavorId`, `spec.template.spec.containers`), the same keys
 the mocks record, so the same functions run under `pulumi preview --policy-pack policy` and in the tests.
 """
@@ -45,7 +45,8 @@ GPU_PLACED_KINDS = frozenset(POD_SPEC_PATHS) - {"kubernetes:apps/v1:DaemonSet"}
 #: An exact chart version (SemVer, optional leading `v` as NVIDIA's charts use), never a range.
 _EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-#: Gcore GPU flavors: bare-metal `bm3-ai-…` and anything naming a GPU model (gcore-provider.md §4).
+#: Gcore GPU flavors: bare-metal `bm3-ai-…` and anything naming a GPU model (A100, H100, H200, L40s: Gcore docs,
+#: https://gcore.com/docs/edge-ai/managed-kubernetes/overview).
 _GPU_FLAVOR = re.compile(r"(^|-)(ai|gpu)(-|$)|h100|h200|a100|l40s", re.IGNORECASE)
 
 

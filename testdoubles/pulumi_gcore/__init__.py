@@ -36,6 +36,8 @@ from ._inputs import (
     K8sv2PoolArgsDict,
     K8sv2SecurityGroupRuleArgs,
     K8sv2SecurityGroupRuleArgsDict,
+    K8sv2TimeoutsArgs,
+    K8sv2TimeoutsArgsDict,
 )
 from .get_k8sv2_kubeconfig import (
     AwaitableGetK8sv2KubeconfigResult,
@@ -71,6 +73,8 @@ __all__ = [
     "K8sv2PoolArgsDict",
     "K8sv2SecurityGroupRuleArgs",
     "K8sv2SecurityGroupRuleArgsDict",
+    "K8sv2TimeoutsArgs",
+    "K8sv2TimeoutsArgsDict",
     "Provider",
     "ProviderArgs",
     "get_k8sv2_kubeconfig",

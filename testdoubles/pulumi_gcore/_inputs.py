@@ -31,6 +31,8 @@ __all__ = [
     "K8sv2PoolArgsDict",
     "K8sv2SecurityGroupRuleArgs",
     "K8sv2SecurityGroupRuleArgsDict",
+    "K8sv2TimeoutsArgs",
+    "K8sv2TimeoutsArgsDict",
 ]
 
 
@@ -871,6 +873,12 @@ class K8sv2SecurityGroupRuleArgsDict(TypedDict):
     """Remote security group id."""
     remote_ip_prefix: NotRequired[pulumi.Input[str]]
     """Remote CIDR."""
+    created_at: NotRequired[pulumi.Input[str]]
+    """Read-only: creation time (the bridge keeps a nested block's computed fields in its input type)."""
+    id: NotRequired[pulumi.Input[str]]
+    """Read-only: rule id."""
+    updated_at: NotRequired[pulumi.Input[str]]
+    """Read-only: last update time."""
 
 
 @pulumi.input_type
@@ -886,8 +894,11 @@ class K8sv2SecurityGroupRuleArgs:
         port_range_min: pulumi.Input[float | None] = None,
         remote_group_id: pulumi.Input[str | None] = None,
         remote_ip_prefix: pulumi.Input[str | None] = None,
+        created_at: pulumi.Input[str | None] = None,
+        id: pulumi.Input[str | None] = None,
+        updated_at: pulumi.Input[str | None] = None,
     ) -> None:
-        """Nested block `K8sv2SecurityGroupRule` of gcore.K8sv2."""
+        """Nested block `K8sv2SecurityGroupRule` of gcore.K8sv2 (created_at, id, updated_at are read-only)."""
         pulumi.set(__self__, "direction", direction)
         pulumi.set(__self__, "ethertype", ethertype)
         pulumi.set(__self__, "protocol", protocol)
@@ -901,6 +912,12 @@ class K8sv2SecurityGroupRuleArgs:
             pulumi.set(__self__, "remote_group_id", remote_group_id)
         if remote_ip_prefix is not None:
             pulumi.set(__self__, "remote_ip_prefix", remote_ip_prefix)
+        if created_at is not None:
+            pulumi.set(__self__, "created_at", created_at)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if updated_at is not None:
+            pulumi.set(__self__, "updated_at", updated_at)
 
     @property
     @pulumi.getter
@@ -981,3 +998,72 @@ class K8sv2SecurityGroupRuleArgs:
     @remote_ip_prefix.setter
     def remote_ip_prefix(self, value: pulumi.Input[str | None]) -> None:
         pulumi.set(self, "remote_ip_prefix", value)
+
+    @property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> pulumi.Input[str | None]:
+        """Read-only: creation time."""
+        return pulumi.get(self, "created_at")
+
+    @created_at.setter
+    def created_at(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "created_at", value)
+
+    @property
+    @pulumi.getter
+    def id(self) -> pulumi.Input[str | None]:
+        """Read-only: rule id."""
+        return pulumi.get(self, "id")
+
+    @id.setter
+    def id(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "id", value)
+
+    @property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> pulumi.Input[str | None]:
+        """Read-only: last update time."""
+        return pulumi.get(self, "updated_at")
+
+    @updated_at.setter
+    def updated_at(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "updated_at", value)
+
+
+class K8sv2TimeoutsArgsDict(TypedDict):
+    """Nested block `K8sv2Timeouts` of gcore.K8sv2: Terraform `timeouts`, create and update only (no delete)."""
+
+    create: NotRequired[pulumi.Input[str]]
+    """Create timeout, a Go duration such as "70m" (provider default 3600 s)."""
+    update: NotRequired[pulumi.Input[str]]
+    """Update timeout, a Go duration such as "70m" (provider default 3600 s)."""
+
+
+@pulumi.input_type
+class K8sv2TimeoutsArgs:
+    def __init__(__self__, *, create: pulumi.Input[str | None] = None, update: pulumi.Input[str | None] = None) -> None:
+        """Nested block `K8sv2Timeouts` of gcore.K8sv2. The resource declares no `delete` timeout."""
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @property
+    @pulumi.getter
+    def create(self) -> pulumi.Input[str | None]:
+        """Create timeout, a Go duration such as "70m" (provider default 3600 s)."""
+        return pulumi.get(self, "create")
+
+    @create.setter
+    def create(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "create", value)
+
+    @property
+    @pulumi.getter
+    def update(self) -> pulumi.Input[str | None]:
+        """Update timeout, a Go duration such as "70m" (provider default 3600 s)."""
+        return pulumi.get(self, "update")
+
+    @update.setter
+    def update(self, value: pulumi.Input[str | None]) -> None:
+        pulumi.set(self, "update", value)

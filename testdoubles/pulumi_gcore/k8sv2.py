@@ -24,9 +24,31 @@ from ._inputs import (
     K8sv2PoolArgsDict,
     K8sv2SecurityGroupRuleArgs,
     K8sv2SecurityGroupRuleArgsDict,
+    K8sv2TimeoutsArgs,
+    K8sv2TimeoutsArgsDict,
 )
 
 __all__ = ["K8sv2Args", "K8sv2"]
+
+#: The only keys of the resource's Terraform `timeouts` block: the resource declares
+#: `Timeouts: &schema.ResourceTimeout{Create: ..., Update: ...}` and no Delete (G-Core/terraform-provider-gcore
+#: v0.34.3, gcore/resource_gcore_k8sv2.go; docs/resources/k8sv2.md "Nested Schema for `timeouts`").
+_TIMEOUT_KEYS = frozenset({"create", "update"})
+
+
+def _timeouts(value: Any) -> Any:
+    """Refuse a `delete` (or any other) key in a dict-shaped `timeouts`, as the provider's schema would.
+
+    `K8sv2TimeoutsArgs(delete=...)` is already a TypeError (no such keyword); a plain dict reaches the
+    provider, whose Check rejects the unknown attribute: the double fails at once instead.
+    """
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - _TIMEOUT_KEYS)
+        if unknown:
+            raise TypeError(f"K8sv2 timeouts accept only 'create' and 'update', not {unknown}: the provider "
+                            "declares no delete timeout")
+    return value
+
 
 
 @pulumi.input_type
@@ -58,6 +80,7 @@ class K8sv2Args:
         ] = None,
         services_ip_pool: pulumi.Input[str | None] = None,
         services_ipv6_pool: pulumi.Input[str | None] = None,
+        timeouts: pulumi.Input[K8sv2TimeoutsArgs | K8sv2TimeoutsArgsDict | None] = None,
     ) -> None:
         """The set of arguments for constructing a K8sv2 resource."""
         pulumi.set(__self__, "keypair", keypair)
@@ -101,6 +124,8 @@ class K8sv2Args:
             pulumi.set(__self__, "services_ip_pool", services_ip_pool)
         if services_ipv6_pool is not None:
             pulumi.set(__self__, "services_ipv6_pool", services_ipv6_pool)
+        if timeouts is not None:
+            pulumi.set(__self__, "timeouts", timeouts)
 
     @property
     @pulumi.getter
@@ -324,6 +349,16 @@ class K8sv2Args:
     def services_ipv6_pool(self, value: pulumi.Input[str | None]) -> None:
         pulumi.set(self, "services_ipv6_pool", value)
 
+    @property
+    @pulumi.getter
+    def timeouts(self) -> pulumi.Input[K8sv2TimeoutsArgs | None]:
+        """Terraform `timeouts` (create, update; provider defaults 3600 s each). No `delete`."""
+        return pulumi.get(self, "timeouts")
+
+    @timeouts.setter
+    def timeouts(self, value: pulumi.Input[K8sv2TimeoutsArgs | None]) -> None:
+        pulumi.set(self, "timeouts", value)
+
 
 @pulumi.type_token("gcore:index/k8sv2:K8sv2")
 class K8sv2(pulumi.CustomResource):
@@ -358,6 +393,7 @@ class K8sv2(pulumi.CustomResource):
         ] = None,
         services_ip_pool: pulumi.Input[str | None] = None,
         services_ipv6_pool: pulumi.Input[str | None] = None,
+        timeouts: pulumi.Input[K8sv2TimeoutsArgs | K8sv2TimeoutsArgsDict | None] = None,
         version: pulumi.Input[str | None] = None,
         __props__: K8sv2Args | None = None,
     ) -> None: ...
@@ -394,6 +430,7 @@ class K8sv2(pulumi.CustomResource):
         ] = None,
         services_ip_pool: pulumi.Input[str | None] = None,
         services_ipv6_pool: pulumi.Input[str | None] = None,
+        timeouts: pulumi.Input[K8sv2TimeoutsArgs | K8sv2TimeoutsArgsDict | None] = None,
         version: pulumi.Input[str | None] = None,
         __props__: K8sv2Args | None = None,
     ) -> None:
@@ -428,6 +465,7 @@ class K8sv2(pulumi.CustomResource):
             "security_group_rules": security_group_rules,
             "services_ip_pool": services_ip_pool,
             "services_ipv6_pool": services_ipv6_pool,
+            "timeouts": timeouts,
             "version": version,
         }
         if args is not None:
@@ -466,6 +504,7 @@ class K8sv2(pulumi.CustomResource):
         ] = None,
         services_ip_pool: pulumi.Input[str | None] = None,
         services_ipv6_pool: pulumi.Input[str | None] = None,
+        timeouts: pulumi.Input[K8sv2TimeoutsArgs | K8sv2TimeoutsArgsDict | None] = None,
         version: pulumi.Input[str | None] = None,
         __props__: K8sv2Args | None = None,
     ) -> None:
@@ -502,6 +541,7 @@ class K8sv2(pulumi.CustomResource):
             __props__.__dict__["security_group_rules"] = security_group_rules
             __props__.__dict__["services_ip_pool"] = services_ip_pool
             __props__.__dict__["services_ipv6_pool"] = services_ipv6_pool
+            __props__.__dict__["timeouts"] = _timeouts(timeouts)
             if version is None and not opts.urn:
                 raise TypeError("Missing required property 'version'")
             __props__.__dict__["version"] = version
@@ -676,6 +716,12 @@ class K8sv2(pulumi.CustomResource):
     def task_id(self) -> pulumi.Output[str]:
         """Read-only: id of the last task."""
         return pulumi.get(self, "task_id")
+
+    @property
+    @pulumi.getter
+    def timeouts(self) -> pulumi.Output[outputs.K8sv2Timeouts | None]:
+        """Terraform `timeouts` (create, update)."""
+        return pulumi.get(self, "timeouts")
 
     @property
     @pulumi.getter

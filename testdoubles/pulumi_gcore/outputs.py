@@ -20,6 +20,7 @@ __all__ = [
     "K8sv2DdosProfileField",
     "K8sv2Pool",
     "K8sv2SecurityGroupRule",
+    "K8sv2Timeouts",
 ]
 
 
@@ -491,6 +492,9 @@ class K8sv2SecurityGroupRule(dict):
         port_range_min: float | None = None,
         remote_group_id: str | None = None,
         remote_ip_prefix: str | None = None,
+        created_at: str | None = None,
+        id: str | None = None,
+        updated_at: str | None = None,
     ) -> None:
         pulumi.set(__self__, "direction", direction)
         pulumi.set(__self__, "ethertype", ethertype)
@@ -505,6 +509,12 @@ class K8sv2SecurityGroupRule(dict):
             pulumi.set(__self__, "remote_group_id", remote_group_id)
         if remote_ip_prefix is not None:
             pulumi.set(__self__, "remote_ip_prefix", remote_ip_prefix)
+        if created_at is not None:
+            pulumi.set(__self__, "created_at", created_at)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if updated_at is not None:
+            pulumi.set(__self__, "updated_at", updated_at)
 
     @property
     @pulumi.getter
@@ -553,3 +563,42 @@ class K8sv2SecurityGroupRule(dict):
     def remote_ip_prefix(self) -> str | None:
         """Remote CIDR."""
         return pulumi.get(self, "remote_ip_prefix")
+
+    @property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> str | None:
+        """Read-only: creation time."""
+        return pulumi.get(self, "created_at")
+
+    @property
+    @pulumi.getter
+    def id(self) -> str | None:
+        """Read-only: rule id."""
+        return pulumi.get(self, "id")
+
+    @property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> str | None:
+        """Read-only: last update time."""
+        return pulumi.get(self, "updated_at")
+
+
+@pulumi.output_type
+class K8sv2Timeouts(dict):
+    def __init__(__self__, *, create: str | None = None, update: str | None = None) -> None:
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @property
+    @pulumi.getter
+    def create(self) -> str | None:
+        """Create timeout (Go duration)."""
+        return pulumi.get(self, "create")
+
+    @property
+    @pulumi.getter
+    def update(self) -> str | None:
+        """Update timeout (Go duration)."""
+        return pulumi.get(self, "update")
