@@ -9,6 +9,7 @@ from stackconfig.model import (
     StackConfig,
     SystemPoolConfig,
     WakeTriggerConfig,
+    WhatIfConfig,
     WorkloadConfig,
     load_stack_config,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "StackConfig",
     "SystemPoolConfig",
     "WakeTriggerConfig",
+    "WhatIfConfig",
     "WorkloadConfig",
     "load_stack_config",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -306,6 +307,30 @@ class WorkloadConfig(_Model):
         return self.fallback_replicas if self.fallback_replicas is not None else max(self.min_replicas, 1)
 
 
+# --- what-if (python -m capacity): the demand trace a pull request's what-if replays ------------
+
+
+class WhatIfConfig(_Model):
+    """How `python -m capacity` and the pull-request what-if read this stack's demand trace.
+
+    `trace` is a CSV path relative to the repository root; demand in GPUs = `column` / `perGpu` (units of
+    the column one GPU serves per minute at 100 % utilisation). The ranges are uniform draws per node
+    (Gcore bare metal 20-25 min to Ready, GPU Operator 5-10 min more); `pricePerGpuHour` is an estimate.
+    """
+
+    trace: str | None = None
+    column: str = "requests"
+    per_gpu: float | None = Field(default=None, gt=0)
+    workload: str | None = None
+    #: Wall-clock time of the trace's first row, for cron windows (ISO 8601 with offset).
+    start: str = "2026-01-05T00:00:00+00:00"
+    pod_start_seconds: int = Field(default=180, ge=0, le=7200)
+    node_ready_minutes: tuple[float, float] = (20, 25)
+    gpu_ready_minutes: tuple[float, float] = (5, 10)
+    price_per_gpu_hour: float = Field(default=4.0, ge=0)
+    seed: int = 1
+
+
 class StackConfig(_Model):
     cluster: ClusterConfig
     gpu_pool: GpuPoolConfig = Field(default_factory=GpuPoolConfig)
@@ -315,6 +340,8 @@ class StackConfig(_Model):
     workloads: list[WorkloadConfig] = Field(default_factory=list)
     #: Protect the cluster from `pulumi destroy` and replacements (on in production).
     protect: bool = False
+    #: Demand trace and conversion for `python -m capacity` (ignored by the Pulumi program).
+    what_if: WhatIfConfig | None = None
 
     @property
     def max_gpus(self) -> int:
@@ -332,6 +359,7 @@ KNOWN_KEYS: dict[str, list[str]] = {
     "workloads[]": WorkloadConfig.keys(),
     "workloads[].wakeTrigger": WakeTriggerConfig.keys(),
     "workloads[].requests": ResourcesConfig.keys(),
+    "whatIf": WhatIfConfig.keys(),
 }
 
 
@@ -498,13 +526,37 @@ def _workload_problems(cfg: StackConfig) -> list[Problem]:
     return out
 
 
+def _whatif_problems(cfg: StackConfig) -> list[Problem]:
+    """The what-if section must name a real workload, ordered ranges and a parseable start time."""
+    w = cfg.what_if
+    if w is None:
+        return []
+    out: list[Problem] = []
+    names = [x.name for x in cfg.workloads]
+    if w.workload is not None and w.workload not in names:
+        out.append(Problem("whatIf.workload", w.workload, "is not one of the stack's workloads",
+                           f"use one of: {', '.join(names) or '(none: add a workload)'}"))
+    for key, (low, high) in (("whatIf.nodeReadyMinutes", w.node_ready_minutes),
+                             ("whatIf.gpuReadyMinutes", w.gpu_ready_minutes)):
+        if not 0 <= low <= high:
+            out.append(Problem(key, [low, high], "is not a range [low, high] with 0 ≤ low ≤ high",
+                               "write it like [20, 25]"))
+    try:
+        datetime.fromisoformat(w.start)
+    except ValueError:
+        out.append(Problem("whatIf.start", w.start, "is not an ISO 8601 time",
+                           "write it like '2026-01-05T00:00:00+00:00'"))
+    return out
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
     try:
         cfg = StackConfig.model_validate(dict(raw))
     except ValidationError as exc:
         raise ConfigError(from_validation_error(exc, KNOWN_KEYS)) from None
-    problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg)]
+    problems = [*_cluster_problems(cfg), *_pool_problems(cfg), *_chart_problems(cfg), *_workload_problems(cfg),
+                *_whatif_problems(cfg)]
     if problems:
         raise ConfigError(problems)
     return cfg
