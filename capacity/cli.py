@@ -45,6 +45,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, help="seed for the provisioning-time draws (default: whatIf.seed, 1)")
     p.add_argument("--json", type=Path, help="write the result as JSON ('-' for stdout)")
     p.add_argument("--plot", type=Path, help="write a PNG of demand, capacity, replicas, nodes and Pending pods")
+    p.add_argument("--if-configured", action="store_true",
+                   help="exit 0 without a result when the stack has no whatIf.trace (for CI over every stack)")
     p.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -55,6 +57,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     whatif = cfg.what_if or WhatIfConfig()
     workload = stackfile.pick_workload(cfg, args.workload or whatif.workload)
     trace = args.trace or whatif.trace
+    if trace is None and args.if_configured:
+        print(f"{args.stack}: no whatIf.trace in the stack, nothing to replay", file=sys.stderr)
+        return {}
     column = args.column or whatif.column
     per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
@@ -127,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TraceError, OSError) as exc:
         print(f"python -m capacity: error: {exc}", file=sys.stderr)
         return 1
+    if not result:
+        return 0
     text = json.dumps(result, indent=2, sort_keys=True) + "\n"
     if args.json is not None:
         if str(args.json) == "-":
