@@ -344,3 +344,29 @@ def test_plot_is_written(tmp_path: Path) -> None:
 def test_settings_dataclass_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         base().max_nodes = 9  # type: ignore[misc]
+
+
+# --- the pull-request table ----------------------------------------------------------------------
+
+
+def test_compare_signs_and_missing_sides(tmp_path: Path) -> None:
+    from capacity.compare import comment
+    from capacity.compare import main as compare_main
+
+    base = run_cli(tmp_path, "prod", "--days", "1")
+    head = run_cli(tmp_path, "prod", "--days", "1", "--set", "gpuPool.minNodes=1")
+    d = tmp_path / "cmp"
+    d.mkdir()
+    (d / "prod.base.json").write_text(json.dumps(base))
+    (d / "prod.head.json").write_text(json.dumps(head))
+    (d / "dev.head.json").write_text(json.dumps(head))  # no base: the base branch had no what-if yet
+    text = comment(d, ["prod", "dev", "other"])
+    prod = text.split("#### What-if `dev`")[0]
+    rows = {line.split("|")[1].strip(): line.split("|")[2:5] for line in prod.splitlines() if line.startswith("| ")}
+    assert rows["cost per month (USD)"][2].strip().startswith("−")  # fewer nodes always on: cheaper
+    assert head["costPerMonth"] < base["costPerMonth"]
+    assert "The base branch has no what-if for this stack" in text
+    assert "#### What-if `other`\n\nNo what-if for the pull request" in text
+    # Numbers only: a result carrying markup instead of a number is refused, not pasted into the comment.
+    (d / "prod.head.json").write_text(json.dumps({**head, "costPerMonth": "<img src=x>"}))
+    assert compare_main([str(tmp_path / "c.md"), str(d), "prod"]) == 1
