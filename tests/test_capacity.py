@@ -116,6 +116,16 @@ def test_falling_demand_shrinks_the_pool_only_after_the_scale_down_windows() -> 
     assert series_at(r, "nodes", drop + 85 * 60) == 1
 
 
+def test_no_node_is_removed_within_scale_down_delay_after_add() -> None:
+    # A node ordered at about 10 min; demand falls at 40 min; with a 1-min unneeded time only the
+    # 60-min delay after the scale-up keeps the new node until about 70 min.
+    s = base(scale_down_unneeded=60, scale_down_delay_after_add=3600)
+    r = simulate(s, steps((10, 2.0), (30, 10.0), (120, 1.0)), plot=True)
+    assert r["nodesOrdered"] >= 1
+    assert series_at(r, "nodes", 10 * 60 + 3600 - 60) >= 2
+    assert series_at(r, "nodes", 155 * 60) == 1
+
+
 def test_a_node_that_never_registers_in_time_is_given_up_and_billed() -> None:
     # max-node-provision-time (15 m, the portal default) shorter than bare metal's 20 min: the autoscaler gives
     # up on every node it orders, and capacity never comes (why autoscaler_config derives it from the pool).
