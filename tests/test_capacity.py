@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from capacity import config as stackfile
 from capacity.cli import main
 from capacity.settings import Behavior, CronWindow, Policy, SimSettings, go_duration_seconds
-from capacity.sim import SlidingExtreme, simulate
+from capacity.sim import Downsampler, SlidingExtreme, simulate
 from capacity.trace import Segment, TraceError, segments
 from stackconfig import ConfigError, WhatIfConfig, load_stack_config
 
@@ -180,6 +180,16 @@ def test_pending_pods_count_in_the_hpa_arithmetic_and_node_limits_hold() -> None
     assert r["peakNodes"] == 1
     assert max(r["series"]["pending"]) > 0
     assert r["gpuHoursUnserved"] > 0
+
+
+def test_plot_series_stay_bounded_for_any_length() -> None:
+    # Memory flat in the trace length: the plot keeps at most 2 x limit points, averaging (or maxing) buckets.
+    d = Downsampler(("a", "m"), ("m",), limit=100)
+    for i in range(100_000):
+        d.add(i * 15.0, (1.0, float(i % 7)))
+    series = d.series()
+    assert len(series["t"]) <= 200
+    assert set(series["a"]) == {1.0} and max(series["m"]) == 6.0
 
 
 def test_sliding_extreme_is_the_windowed_min_and_max() -> None:
