@@ -580,7 +580,7 @@ class Simulation:
         ) if plot else None
         per_node = s.gpus_per_node
         cap_replicas = s.max_replicas * s.gpus_per_pod
-        static_cap = min(cap_replicas, s.max_nodes * per_node - reserved_gpus)
+        static_cap = max(0, min(cap_replicas, s.max_nodes * per_node - reserved_gpus))
         started = False
         t = 0.0
         step = 0
@@ -642,7 +642,8 @@ class Simulation:
             demand_gpu_s += demand * dt
             pods = min(math.ceil(demand / k - EPS), s.max_replicas)
             o_nodes = min(s.max_nodes, max(s.min_nodes, math.ceil((pods * k + reserved_gpus) / per_node - EPS)))
-            oracle.add(dt, o_nodes, per_node, demand, min(cap_replicas, o_nodes * per_node - reserved_gpus))
+            oracle.add(dt, o_nodes, per_node, demand,
+                       max(0, min(cap_replicas, o_nodes * per_node - reserved_gpus)))
             static.add(dt, s.max_nodes, per_node, demand, static_cap)
         if not started:
             raise ValueError("the trace is empty")
