@@ -445,3 +445,44 @@ def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: P
     assert head["costPerMonth"] > base["costPerMonth"]
     assert comment.startswith("<!-- what-if -->")
     assert not (repo / "out" / "base-src").exists()
+
+
+def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> None:
+    """The fork path: the head job's what-if JSON (data) against the base's own run, in the plan comment."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _repo_copy(work)
+    shutil.copytree(ROOT / "delivery", work / "delivery")
+    shutil.copytree(ROOT / "policy", work / "policy")
+    (work / "offline" / "plan.py").write_text(  # stand-in planner, as in the test above
+        "import pathlib, shutil, sys\n"
+        "out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+        "out.parent.mkdir(parents=True, exist_ok=True)\n"
+        f"shutil.copy({str(ROOT / 'tests' / 'fixtures' / 'plan' / 'dev.yaml')!r}, out)\n"
+    )
+    (work / "plan-head").mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "plan" / "dev.yaml", work / "plan-head" / "dev.yaml")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PR_NUMBER": "7",
+        "WHAT_IF_ARGS": "--days 1",
+    }
+    # The fork's what-if: a lower target utilisation (more replicas, so more nodes and cost).
+    subprocess.run([sys.executable, "-m", "capacity", "dev", "--days", "1", "--set", "workloads.0.targetUtilization=20",
+                    "--json", str(work / "plan-head" / "dev.whatif.json")], cwd=work, env=env, check=True,
+                   capture_output=True)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "labels": []}}))
+    env["GITHUB_EVENT_PATH"] = str(event)
+
+    result = subprocess.run(
+        ["bash", str(GITHUB / "scripts" / "offline-plan-review.sh"), "plan-base", "plan-head", "comment", "dev"],
+        cwd=work, env=env, capture_output=True, text=True, check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    comment = (work / "comment" / "comment.md").read_text()
+    assert "#### What-if `dev`" in comment
+    row = next(line for line in comment.splitlines() if line.startswith("| peak nodes"))
+    assert row.split("|")[4].strip().startswith("+")

@@ -64,7 +64,8 @@ done
 if [ -f capacity/compare.py ]; then
   mkdir -p "$base_dir/what-if"
   for stack in "$@"; do
-    python -m capacity "$stack" --if-configured --json "$base_dir/what-if/$stack.base.json" > /dev/null
+    # shellcheck disable=SC2086 # WHAT_IF_ARGS: extra options, as in what-if.sh
+    python -m capacity "$stack" --if-configured --json "$base_dir/what-if/$stack.base.json" ${WHAT_IF_ARGS:-} > /dev/null
     if [ -f "$head_dir/$stack.whatif.json" ]; then
       cp "$head_dir/$stack.whatif.json" "$base_dir/what-if/$stack.head.json"
     fi
