@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
         raise SystemExit(_usage("give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack"))
+    if per_gpu <= 0:
+        raise SystemExit(_usage(f"--per-gpu must be > 0, got {per_gpu:g}"))
     path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else args.root / trace
     if not path.is_file():
         raise TraceError(f"no trace file {trace}")

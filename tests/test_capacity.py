@@ -326,6 +326,10 @@ def test_a_bad_override_gets_the_stack_files_error_and_exit_2(capsys: pytest.Cap
     assert "workloads.9.maxReplicas" in capsys.readouterr().err
     assert main(["prod", "--workload", "nope"]) == 2
     assert "inference, embeddings" in capsys.readouterr().err
+    assert main(["nosuch"]) == 2
+    assert "Pulumi.nosuch.yaml" in capsys.readouterr().err
+    assert main(["dev", "--per-gpu", "0"]) == 2
+    assert "--per-gpu must be > 0" in capsys.readouterr().err
 
 
 def test_the_whatif_section_is_validated() -> None:
