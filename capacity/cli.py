@@ -32,6 +32,10 @@ SUMMARY_ROWS = (
 )
 
 
+class UsageError(ValueError):
+    """A command line that cannot run (exit 2, like argparse's own errors)."""
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m capacity", description=__doc__.splitlines()[0])
     p.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml from the repository root")
@@ -63,9 +67,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     column = args.column or whatif.column
     per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
-        raise SystemExit(_usage("give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack"))
+        raise UsageError("give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")
     if per_gpu <= 0:
-        raise SystemExit(_usage(f"--per-gpu must be > 0, got {per_gpu:g}"))
+        raise UsageError(f"--per-gpu must be > 0, got {per_gpu:g}")
     path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else args.root / trace
     if not path.is_file():
         raise TraceError(f"no trace file {trace}")
@@ -97,11 +101,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _usage(message: str) -> int:
-    print(f"python -m capacity: error: {message}", file=sys.stderr)
-    return 2
-
-
 def summary(result: dict[str, Any]) -> str:
     """The table printed on the terminal: the run, the oracle and the static pool side by side."""
     head = f"{'':28} {'these settings':>15} {'oracle':>12} {'static max':>12}"
@@ -128,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, UsageError) as exc:
         print(f"python -m capacity: error: {exc}", file=sys.stderr)
         return 2
     except (TraceError, OSError) as exc:
