@@ -7,6 +7,7 @@ Exit codes: 0 done; 1 the trace or an output cannot be read/written; 2 a config 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     settings = stackfile.settings_from_config(cfg, workload, whatif)
     start = trace_start(path)
     if start is not None:
-        settings = type(settings)(**{**settings.__dict__, "start": start})
+        settings = dataclasses.replace(settings, start=start)
     seed = args.seed if args.seed is not None else whatif.seed
     began = time.perf_counter()
     result = simulate(settings, segments(path, column, per_gpu, args.days * 1440 if args.days else None),
@@ -96,8 +97,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from capacity.plot import plot
 
         plot(series, out, args.plot)
-    out_elapsed = round(elapsed, 2)
-    print(f"simulated {result['hours'] / 24:.1f} days in {out_elapsed} s", file=sys.stderr)
+    print(f"simulated {result['hours'] / 24:.1f} days in {elapsed:.2f} s", file=sys.stderr)
     return out
 
 
