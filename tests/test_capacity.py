@@ -21,7 +21,7 @@ from capacity import config as stackfile
 from capacity.cli import main
 from capacity.settings import Behavior, CronWindow, Policy, SimSettings, go_duration_seconds
 from capacity.sim import Downsampler, SlidingExtreme, simulate
-from capacity.trace import Segment, TraceError, segments
+from capacity.trace import Segment, TraceError, segments, trace_start
 from stackconfig import ConfigError, WhatIfConfig, load_stack_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -347,6 +347,8 @@ def test_trace_formats_and_errors(tmp_path: Path) -> None:
     iso = tmp_path / "iso.csv"
     iso.write_text("time,requests\n2026-01-05T00:00:00Z,60\n2026-01-05T00:00:30Z,120\n")
     assert list(segments(iso, "requests", 60)) == [Segment(0, 30, 1.0), Segment(30, 60, 2.0)]
+    assert trace_start(iso) == datetime(2026, 1, 5, tzinfo=UTC)  # cron windows follow the trace's own clock
+    assert trace_start(TRACE) is None
     secs = tmp_path / "secs.csv"
     secs.write_text("time,q\n0,1\n15,2\n")
     assert [s.gpus for s in segments(secs, "q", 1)] == [1, 2]
