@@ -3,6 +3,7 @@
 # someone runs this and the tests pass with it:
 #   requirements.in     -> requirements.txt      (the program's runtime; what `pulumi install` installs)
 #   requirements-dev.in -> requirements-dev.txt  (runtime + test tools; what scripts/test.sh installs)
+#   capacity/requirements.in -> capacity/requirements.txt  (runtime + the what-if tool; the what-if CI job)
 # Usage: bash scripts/lock.sh [--upgrade]   (run inside .venv: `uv` is a dev dependency)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ header() {
   return 0
 }
 # Dev first; the runtime is then resolved under the dev pins, so both files pin the runtime identically.
-for pair in "requirements-dev.in:requirements-dev.txt:" "requirements.in:requirements.txt:requirements-dev.txt"; do
+for pair in "requirements-dev.in:requirements-dev.txt:" "requirements.in:requirements.txt:requirements-dev.txt" \
+            "capacity/requirements.in:capacity/requirements.txt:requirements-dev.txt"; do
   IFS=: read -r in out constraint <<<"$pair"
   keep=""
   [ -f "$out" ] && keep=$(grep -x 'sdks/gcore' "$out" || true)

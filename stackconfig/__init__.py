@@ -11,6 +11,7 @@ from stackconfig.model import (
     StackConfig,
     SystemPoolConfig,
     WakeTriggerConfig,
+    WhatIfConfig,
     WorkloadConfig,
     load_stack_config,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "StackConfig",
     "SystemPoolConfig",
     "WakeTriggerConfig",
+    "WhatIfConfig",
     "WorkloadConfig",
     "load_stack_config",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -643,6 +644,29 @@ class WorkloadConfig(_Model):
         return self.fallback_replicas if self.fallback_replicas is not None else max(self.min_replicas, 1)
 
 
+# --- what-if (python -m capacity): the demand trace a pull request's what-if replays ------------
+
+
+class WhatIfConfig(_Model):
+    """How `python -m capacity` and the pull-request what-if read this stack's demand trace.
+
+    `trace` is a CSV path relative to the repository root; demand in GPUs = `column` / `perGpu` (units of
+    the column one GPU serves per minute at 100 % utilisation). The ranges are uniform draws per node
+    (Gcore bare metal 20-25 min to Ready, GPU Operator 5-10 min more); the price is `gpuPool.pricePerGpuHour`.
+    """
+
+    trace: str | None = None
+    column: str = "requests"
+    per_gpu: float | None = Field(default=None, gt=0)
+    workload: str | None = None
+    #: Wall-clock time of the trace's first row, for cron windows (ISO 8601 with offset).
+    start: str = "2026-01-05T00:00:00+00:00"
+    pod_start_seconds: int = Field(default=180, ge=0, le=7200)
+    node_ready_minutes: tuple[float, float] = (20, 25)
+    gpu_ready_minutes: tuple[float, float] = (5, 10)
+    seed: int = 1
+
+
 class StackConfig(_Model):
     cluster: ClusterConfig
     gpu_pool: GpuPoolConfig = Field(default_factory=GpuPoolConfig)
@@ -653,6 +677,8 @@ class StackConfig(_Model):
     #: Protect the cluster from `pulumi destroy` and replacements (on in production).
     protect: bool = False
     alerting: AlertingConfig = Field(default_factory=AlertingConfig)  # serving (issue 10)
+    #: Demand trace and conversion for `python -m capacity` (ignored by the Pulumi program).
+    what_if: WhatIfConfig | None = None
 
     @property
     def max_gpus(self) -> int:
@@ -694,6 +720,7 @@ KNOWN_KEYS: dict[str, list[str]] = {
     "alerting.slack": SlackReceiverConfig.keys(),
     "alerting.pagerduty": PagerDutyReceiverConfig.keys(),
     "alerting.heartbeat": HeartbeatConfig.keys(),
+    "whatIf": WhatIfConfig.keys(),
 }
 
 
@@ -1194,6 +1221,8 @@ _GO_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 def go_duration_seconds(value: str) -> float | None:
     """Seconds of a Go duration as the Cluster Autoscaler parses its flags ('35m', '1h5m', '2100s'); None if not one."""
+    if value == "0":  # the one duration Go accepts without a unit
+        return 0.0
     parts = _GO_DURATION_PART.findall(value)
     if not value or "".join(n + u for n, u in parts) != value:
         return None
@@ -1273,6 +1302,29 @@ def _without_removed_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     return out, problems
 
 
+def _whatif_problems(cfg: StackConfig) -> list[Problem]:
+    """The what-if section must name a real workload, ordered ranges and a parseable start time."""
+    w = cfg.what_if
+    if w is None:
+        return []
+    out: list[Problem] = []
+    names = [x.name for x in cfg.workloads]
+    if w.workload is not None and w.workload not in names:
+        out.append(Problem("whatIf.workload", w.workload, "is not one of the stack's workloads",
+                           f"use one of: {', '.join(names) or '(none: add a workload)'}"))
+    for key, (low, high) in (("whatIf.nodeReadyMinutes", w.node_ready_minutes),
+                             ("whatIf.gpuReadyMinutes", w.gpu_ready_minutes)):
+        if not 0 <= low <= high:
+            out.append(Problem(key, [low, high], "is not a range [low, high] with 0 ≤ low ≤ high",
+                               "write it like [20, 25]"))
+    try:
+        datetime.fromisoformat(w.start)
+    except ValueError:
+        out.append(Problem("whatIf.start", w.start, "is not an ISO 8601 time",
+                           "write it like '2026-01-05T00:00:00+00:00'"))
+    return out
+
+
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
     raw, removed = _without_removed_keys(raw)
@@ -1282,7 +1334,7 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
         rules: list[Callable[[StackConfig], list[Problem]]] = [
             _cluster_problems, _pool_problems, _chart_problems, _workload_problems,
             _flavor_problems, _autoscaler_problems, _packing_problems, _headroom_problems,
-            _serving_problems, _timeouts_problems, _inert_key_problems,
+            _serving_problems, _timeouts_problems, _inert_key_problems, _whatif_problems,
         ]
         for rule in rules:
             for problem in rule(cfg):

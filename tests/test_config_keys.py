@@ -233,6 +233,10 @@ INSIDE_SECRETS = {
 
 #: Keys that by design change only what validation accepts, with the reason.
 VALIDATION_ONLY: dict[str, str] = {
+    **{f"whatIf.{key}": "read only by `python -m capacity` (the what-if), never by the Pulumi program"
+       for key in ("trace", "column", "perGpu", "workload", "start", "podStartSeconds", "nodeReadyMinutes",
+                   "gpuReadyMinutes", "seed")},
+    "whatIf": "read only by `python -m capacity` (the what-if), never by the Pulumi program",
     "gpuPool.acceptUnlistedFlavor": "acknowledges a flavor missing from stackconfig/flavors.py; it can only be true, "
     "and the flavor and gpusPerNode it goes with are what reach the plan",
 }

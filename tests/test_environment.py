@@ -20,7 +20,7 @@ def ranges(name: str) -> list[Requirement]:
         if not line:
             continue
         if line.startswith("-r "):
-            out += ranges(line.removeprefix("-r ").strip())
+            out += ranges(str(Path(name).parent / line.removeprefix("-r ").strip()))
         else:
             out.append(Requirement(line))
     return out
@@ -38,8 +38,11 @@ def pins(name: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize(("source", "lock"), [("requirements.in", "requirements.txt"),
-                                               ("requirements-dev.in", "requirements-dev.txt")])
+LOCKS = [("requirements.in", "requirements.txt"), ("requirements-dev.in", "requirements-dev.txt"),
+         ("capacity/requirements.in", "capacity/requirements.txt")]
+
+
+@pytest.mark.parametrize(("source", "lock"), LOCKS)
 def test_every_range_is_pinned_inside_it(source: str, lock: str) -> None:
     pinned = pins(lock)
     for req in ranges(source):
@@ -50,10 +53,11 @@ def test_every_range_is_pinned_inside_it(source: str, lock: str) -> None:
         )
 
 
-def test_tests_run_the_runtime_that_pulumi_installs() -> None:
-    runtime, dev = pins("requirements.txt"), pins("requirements-dev.txt")
+@pytest.mark.parametrize("lock", ["requirements.txt", "capacity/requirements.txt"])
+def test_tests_run_what_pulumi_and_the_tools_install(lock: str) -> None:
+    runtime, dev = pins(lock), pins("requirements-dev.txt")
     differ = {n: (v, dev.get(n)) for n, v in runtime.items() if dev.get(n) != v}
-    assert not differ, f"requirements-dev.txt must pin the runtime exactly as requirements.txt does: {differ}"
+    assert not differ, f"requirements-dev.txt must pin everything exactly as {lock} does: {differ}"
 
 
 def test_pulumi_and_the_test_command_share_one_virtualenv() -> None:

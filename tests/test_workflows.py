@@ -377,3 +377,115 @@ def test_upsert_comment_creates_then_edits_its_own_comment() -> None:
     assert edited["id"] == 2
     assert edited["calls"][1][:2] == ["update", 2]
     assert edited["calls"][1][2] <= 65536  # GitHub's comment size limit
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What-if (python -m capacity) beside the preview
+
+
+def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
+    jobs = load("preview.yml")["jobs"]
+    job = jobs["what-if"]
+    assert job["if"] == jobs["preview"]["if"]  # same-repo pull requests; forks get it in the offline review
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert "secrets." not in json.dumps(job)
+    (checkout,) = uses(job, "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0  # the base commit must be there for the worktree
+    run = "\n".join(s.get("run", "") for s in steps(job))
+    assert 'what-if.sh "$BASE_SHA" what-if dev prod' in run
+    assert next(s for s in steps(job) if "what-if.sh" in s.get("run", ""))["env"]["BASE_SHA"] == (
+        "${{ github.event.pull_request.base.sha }}"
+    )
+    (post,) = uses(job, "actions/github-script")
+    assert "marker: '<!-- what-if -->'" in post["with"]["script"]
+    assert "what-if/comment.md" in post["with"]["script"] and "!cancelled()" in post["if"]
+    # The fork path: the head job computes the pull request's what-if as data, the review (base code) compares.
+    head_run = "\n".join(s.get("run", "") for s in steps(jobs["offline-plan-head"]))
+    assert 'python -m capacity "$stack" --if-configured --json "plan/$stack.whatif.json"' in head_run
+    review = (GITHUB / "scripts" / "offline-plan-review.sh").read_text()
+    assert 'python -m capacity.compare "$out_dir/what-if.md" "$base_dir/what-if" "$@"' in review
+
+
+def _repo_copy(dest: Path) -> None:
+    for name in ("capacity", "components", "stackconfig", "offline", "testdoubles", "traces"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"):
+        shutil.copy(ROOT / name, dest / name)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo_copy(repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    base_sha = _git(repo, "rev-parse", "HEAD").strip()
+    stack = repo / "Pulumi.prod.yaml"
+    text = stack.read_text()
+    assert "    minNodes: 2\n    maxNodes: 4\n" in text
+    stack.write_text(text.replace("    minNodes: 2\n    maxNodes: 4\n", "    minNodes: 3\n    maxNodes: 4\n"))
+    _git(repo, "commit", "-qam", "head: one more GPU node always on")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "WHAT_IF_ARGS": "--days 1"}
+
+    result = subprocess.run(["bash", str(GITHUB / "scripts" / "what-if.sh"), base_sha, "out", "prod"],
+                            cwd=repo, env=env, capture_output=True, text=True, check=False)
+
+    assert result.returncode == 0, result.stderr
+    comment = (repo / "out" / "comment.md").read_text()
+    base = json.loads((repo / "out" / "prod.base.json").read_text())
+    head = json.loads((repo / "out" / "prod.head.json").read_text())
+    assert (base["settings"]["minNodes"], head["settings"]["minNodes"]) == (2, 3)
+    row = next(line for line in comment.splitlines() if line.startswith("| cost per month"))
+    assert row.split("|")[4].strip().startswith("+")  # one more node always on costs more
+    assert head["costPerMonth"] > base["costPerMonth"]
+    assert comment.startswith("<!-- what-if -->")
+    assert not (repo / "out" / "base-src").exists()
+
+
+def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> None:
+    """The fork path: the head job's what-if JSON (data) against the base's own run, in the plan comment."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _repo_copy(work)
+    shutil.copytree(ROOT / "delivery", work / "delivery")
+    shutil.copytree(ROOT / "policy", work / "policy")
+    (work / "offline" / "plan.py").write_text(  # stand-in planner, as in the test above
+        "import pathlib, shutil, sys\n"
+        "out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+        "out.parent.mkdir(parents=True, exist_ok=True)\n"
+        f"shutil.copy({str(ROOT / 'tests' / 'fixtures' / 'plan' / 'dev.yaml')!r}, out)\n"
+    )
+    (work / "plan-head").mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "plan" / "dev.yaml", work / "plan-head" / "dev.yaml")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PR_NUMBER": "7",
+        "WHAT_IF_ARGS": "--days 1",
+    }
+    # The fork's what-if: a lower target utilisation (more replicas, so more nodes and cost).
+    subprocess.run([sys.executable, "-m", "capacity", "dev", "--days", "1", "--set", "workloads.0.targetUtilization=20",
+                    "--json", str(work / "plan-head" / "dev.whatif.json")], cwd=work, env=env, check=True,
+                   capture_output=True)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "labels": []}}))
+    env["GITHUB_EVENT_PATH"] = str(event)
+
+    result = subprocess.run(
+        ["bash", str(GITHUB / "scripts" / "offline-plan-review.sh"), "plan-base", "plan-head", "comment", "dev"],
+        cwd=work, env=env, capture_output=True, text=True, check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    comment = (work / "comment" / "comment.md").read_text()
+    assert "#### What-if `dev`" in comment
+    row = next(line for line in comment.splitlines() if line.startswith("| peak nodes"))
+    assert row.split("|")[4].strip().startswith("+")

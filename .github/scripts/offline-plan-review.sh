@@ -6,6 +6,7 @@
 # (delivery.policy_check, policy/config/<stack>.json) on the pull request's plan, and writes
 # <comment-dir>/comment.md plus pr-number for plan-comment.yml. Sets the step output `blocked=true` when the
 # guard blocks, and `policy_violated=true` when a mandatory policy is violated (the label does not allow that).
+# With the what-if tool on the base branch, the comment also gets the what-if table (base vs pull request).
 set -euo pipefail
 base_dir=$1 head_dir=$2 out_dir=$3
 shift 3
@@ -58,6 +59,20 @@ for stack in "$@"; do
     fi
   } >> "$out_dir/comment.md"
 done
+# What-if (python -m capacity): the base branch's settings replayed here against the pull request's results,
+# which the head job computed; they are read as numbers only (capacity/compare.py).
+if [ -f capacity/compare.py ]; then
+  mkdir -p "$base_dir/what-if"
+  for stack in "$@"; do
+    # shellcheck disable=SC2086 # WHAT_IF_ARGS: extra options, as in what-if.sh
+    python -m capacity "$stack" --if-configured --json "$base_dir/what-if/$stack.base.json" ${WHAT_IF_ARGS:-} > /dev/null
+    if [ -f "$head_dir/$stack.whatif.json" ]; then
+      cp "$head_dir/$stack.whatif.json" "$base_dir/what-if/$stack.head.json"
+    fi
+  done
+  python -m capacity.compare "$out_dir/what-if.md" "$base_dir/what-if" "$@"
+  { echo; cat "$out_dir/what-if.md"; } >> "$out_dir/comment.md"
+fi
 echo "${PR_NUMBER:?}" > "$out_dir/pr-number"
 echo "blocked=$blocked" >> "${GITHUB_OUTPUT:-/dev/null}"
 # Only when true: an unset output reads as '' in the workflow, the same as false.

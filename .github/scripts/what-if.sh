@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# What-if of a pull request (python -m capacity), base against head:
+#   what-if.sh <base-sha> <out-dir> <stack>...
+# Runs in the pull request's checkout (fetch-depth 0); the base commit is checked out as a detached worktree and
+# replays each stack with ITS code and ITS stack file, the head with the pull request's. A stack without a
+# whatIf section, or a base without the what-if tool, has no result on that side and the table says so.
+# Writes <out-dir>/<stack>.{base,head}.json and <out-dir>/comment.md (python -m capacity.compare).
+# WHAT_IF_ARGS adds options to both runs (e.g. "--days 2" for a quick look).
+set -euo pipefail
+base_sha=$1
+out=$(realpath -m "$2")
+shift 2
+mkdir -p "$out"
+src="$out/base-src"
+git worktree add --detach "$src" "$base_sha" > /dev/null
+for stack in "$@"; do
+  # shellcheck disable=SC2086 # WHAT_IF_ARGS is a list of options
+  python -m capacity "$stack" --if-configured --json "$out/$stack.head.json" ${WHAT_IF_ARGS:-}
+  if [ -f "$src/capacity/__main__.py" ]; then
+    # shellcheck disable=SC2086
+    (cd "$src" && python -m capacity "$stack" --if-configured --json "$out/$stack.base.json" ${WHAT_IF_ARGS:-})
+  fi
+done
+git worktree remove --force "$src"
+python -m capacity.compare "$out/comment.md" "$out" "$@"

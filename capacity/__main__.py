@@ -1,0 +1,7 @@
+"""Entry point of `python -m capacity`."""
+
+import sys
+
+from capacity.cli import main
+
+sys.exit(main())

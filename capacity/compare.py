@@ -1,0 +1,106 @@
+"""The pull request's what-if table: base against head, per stack, from two `python -m capacity --json` results.
+
+    python -m capacity.compare OUT.md DIR STACK...    # reads DIR/<stack>.base.json and DIR/<stack>.head.json
+
+A missing base (the base branch has no what-if for that stack yet) or head (the head removed it) is
+said so in the table instead of failing. The JSON may come from a fork's code (the offline review), so
+only numbers are read from it: every cell is rendered from `float(...)`, never from a string in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+MARKER = "<!-- what-if -->"
+
+
+def _num(result: dict[str, Any], path: str) -> float:
+    node: Any = result
+    for part in path.split("."):
+        node = node[part]
+    value = float(node)
+    if not math.isfinite(value):
+        raise ValueError(f"{path} is not a finite number")
+    return value
+
+
+#: (label, JSON path, format of a value, format of a change, what "better" is: -1 lower, +1 higher)
+ROWS: tuple[tuple[str, str, Callable[[float], str], int], ...] = (
+    ("cost per month (USD)", "costPerMonth", lambda v: f"{v:,.0f}", -1),
+    ("unserved GPU-hours", "gpuHoursUnserved", lambda v: f"{v:,.2f}", -1),
+    ("p95 time to capacity (min)", "timeToCapacityMinutes.p95", lambda v: f"{v:,.1f}", -1),
+    ("peak nodes", "peakNodes", lambda v: f"{v:,.0f}", 0),
+    ("minutes short of capacity", "minutesShort", lambda v: f"{v:,.0f}", -1),
+    ("GPU-hours billed", "gpuHoursBilled", lambda v: f"{v:,.0f}", -1),
+)
+
+
+def _change(base: float, head: float, fmt: Callable[[float], str]) -> str:
+    delta = head - base
+    if fmt(abs(delta)) == fmt(0.0):
+        return "="
+    sign = "+" if delta > 0 else "−"
+    pct = f" ({delta / base:+.0%})" if base else ""
+    return f"{sign}{fmt(abs(delta))}{pct}"
+
+
+def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | None) -> str:
+    """Markdown for one stack; `stack` comes from the workflow, the numbers from the results."""
+    title = f"#### What-if `{stack}`"
+    if head is None:
+        return f"{title}\n\nNo what-if for the pull request (the stack has no `whatIf` section).\n"
+    lines = [title, ""]
+    hours = _num(head, "hours")
+    lines.append(f"{hours / 24:.1f} days of the stack's `whatIf.trace` replayed through its scaling settings "
+                 "(`python -m capacity`).")
+    lines.append("")
+    if base is None:
+        lines += ["| | pull request |", "|---|---:|"]
+        lines += [f"| {label} | {fmt(_num(head, path))} |" for label, path, fmt, _ in ROWS]
+        lines += ["", "The base branch has no what-if for this stack: no comparison."]
+        return "\n".join(lines) + "\n"
+    lines += ["| | base | pull request | change |", "|---|---:|---:|---:|"]
+    for label, path, fmt, _ in ROWS:
+        b, h = _num(base, path), _num(head, path)
+        lines.append(f"| {label} | {fmt(b)} | {fmt(h)} | {_change(b, h, fmt)} |")
+    oracle, static = _num(head, "oracle.costPerMonth"), _num(head, "static.costPerMonth")
+    lines += ["", f"Yardsticks for the pull request: oracle (nodes exactly when needed) {oracle:,.0f} USD/month, "
+                  f"static pool at maxNodes {static:,.0f} USD/month. Price: "
+                  f"{_num(head, 'settings.pricePerGpuHour'):g} USD per GPU-hour (estimate)."]
+    return "\n".join(lines) + "\n"
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def comment(directory: Path, stacks: Sequence[str]) -> str:
+    parts = [MARKER, "### What-if: real demand through base and pull-request settings", ""]
+    for stack in stacks:
+        parts.append(stack_table(stack, _load(directory / f"{stack}.base.json"),
+                                 _load(directory / f"{stack}.head.json")))
+    return "\n".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3:
+        print("usage: python -m capacity.compare OUT.md DIR STACK...", file=sys.stderr)
+        return 2
+    out, directory, stacks = Path(args[0]), Path(args[1]), args[2:]
+    try:
+        text = comment(directory, stacks)
+    except (KeyError, TypeError, ValueError) as exc:
+        print(f"python -m capacity.compare: unreadable result: {exc}", file=sys.stderr)
+        return 1
+    out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

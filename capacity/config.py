@@ -1,0 +1,181 @@
+"""From a stack file (plus `--set` overrides) to the simulator's `SimSettings`.
+
+The stack file is read the way `offline.engine.load_config` and the Pulumi CLI read it, validated by
+`stackconfig.load_stack_config` (so a bad override fails exactly like a bad stack file), and the numbers
+come from the functions the program itself calls: `scaled_object_spec` (components/workload.py) and
+`autoscaler_config` (components/cluster.py). `settings_from_config` is the only place that maps config
+to the simulator.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go_duration_seconds, prom_duration_seconds
+from offline.engine import ROOT, ensure_gcore_sdk
+from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
+from stackconfig.check import full_key, project_name, stack_file
+from stackconfig.model import HEADROOM_PRIORITY
+from stackconfig.stackfile import namespace_problems
+
+#: Any URL: the simulator reads the ScaledObject's numbers, never its server address.
+_PROMETHEUS_URL = "http://prometheus.invalid:9090"
+
+
+def read_stack_file(stack: str, root: Path = ROOT) -> dict[str, Any]:
+    """The project's keys of `Pulumi.<stack>.yaml` (without `<project>:`), read as strictly as the program reads
+    it (stackconfig.stackfile: positions, duplicate keys, namespaces); `secure:` values are skipped."""
+    path = root / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no stack file {path.name} in {root}")
+    project = project_name(root)
+    sf = stack_file(root, stack)
+    problems = namespace_problems(sf.config, project, {full_key(k, project): sf.where(k) for k in sf.config})
+    if problems:
+        raise ConfigError(problems)
+    prefix = f"{project}:"
+    return {full_key(k, project).removeprefix(prefix): v for k, v in sf.config.items()
+            if full_key(k, project).startswith(prefix) and k not in sf.secure_keys}
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` by stack-file path (`gpuPool.maxNodes=4`, `workloads.0.targetUtilization=70`).
+
+    VALUE is a YAML scalar (or flow collection), so `4` is a number and `[20, 30]` a list, as in the file.
+    """
+    out = copy.deepcopy(raw)
+    problems: list[Problem] = []
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        if not sep or not path:
+            problems.append(Problem("--set", item, "is not KEY=VALUE", "write it like gpuPool.maxNodes=4"))
+            continue
+        value = yaml.safe_load(text) if text.strip() else None
+        parts = path.split(".")
+        node: Any = out
+        try:
+            for i, part in enumerate(parts):
+                last = i == len(parts) - 1
+                if isinstance(node, list):
+                    idx = int(part)
+                    if not 0 <= idx < len(node):
+                        raise IndexError(part)
+                    if last:
+                        node[idx] = value
+                    else:
+                        node = node[idx]
+                elif isinstance(node, dict):
+                    if last:
+                        node[part] = value
+                    else:
+                        if not isinstance(node.get(part), dict | list):
+                            node[part] = {}
+                        node = node[part]
+                else:
+                    raise TypeError(part)
+        except (ValueError, IndexError, TypeError):
+            problems.append(Problem(path, text, "does not name a key of the stack file",
+                                    "use the stack file's path, list items by index: workloads.0.maxReplicas=8"))
+    if problems:
+        raise ConfigError(problems)
+    return out
+
+
+def load(stack: str, overrides: list[str] | None = None, root: Path = ROOT) -> StackConfig:
+    """Validated config of `stack` with the overrides applied (ConfigError like `pulumi preview`)."""
+    return load_stack_config(apply_overrides(read_stack_file(stack, root), overrides or []))
+
+
+def pick_workload(cfg: StackConfig, name: str | None) -> WorkloadConfig:
+    if not cfg.workloads:
+        raise ConfigError([Problem("workloads", [], "is empty: there is nothing to simulate",
+                                   "add a workload to the stack")])
+    if name is None:
+        return cfg.workloads[0]
+    for w in cfg.workloads:
+        if w.name == name:
+            return w
+    raise ConfigError([Problem("--workload", name, "is not one of the stack's workloads",
+                               f"use one of: {', '.join(w.name for w in cfg.workloads)}")])
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """How the trace becomes demand in GPUs."""
+
+    trace: str | None
+    column: str
+    per_gpu: float | None
+
+
+def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: WhatIfConfig) -> SimSettings:
+    """The single mapping from the stack's config to the simulator."""
+    ensure_gcore_sdk()
+    from components.cluster import autoscaler_config
+    from components.workload import scaled_object_spec
+
+    pool = cfg.gpu_pool
+    spec = scaled_object_spec(workload, _PROMETHEUS_URL)
+    behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    trigger = next(t for t in spec["triggers"] if t["name"] == "gpu-utilization")
+    flags = {**CA_DEFAULTS, **autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler)}
+    others = tuple(
+        o.gpus_per_pod for o in cfg.workloads if o.name != workload.name for _ in range(o.min_replicas)
+    )
+    from components import dcgm, scaling
+
+    # Workload cron windows of minimum replicas (rendered as KEDA cron triggers by scaled_object_spec).
+    replica_windows = tuple(CronWindow(s.start, s.end, s.timezone, s.min_replicas) for s in workload.schedules)
+    # Placeholder headroom: a window's minReplicas counts placeholder pods; the simulator counts GPUs.
+    headroom = pool.headroom
+    headroom_kwargs: dict[str, Any] = {}
+    if headroom is not None:
+        pod_gpus = cfg.headroom_pod_gpus
+        headroom_kwargs = {
+            "headroom_gpus": headroom.gpus,
+            "placeholder_gpus": pod_gpus,
+            "placeholder_priority": HEADROOM_PRIORITY,
+            "headroom_windows": tuple(
+                CronWindow(s.start, s.end, s.timezone, s.min_replicas * pod_gpus) for s in headroom.schedules
+            ),
+        }
+    return SimSettings(
+        gpus_per_node=pool.gpus,
+        min_nodes=pool.min_nodes,
+        max_nodes=pool.max_nodes,
+        gpus_per_pod=workload.gpus_per_pod,
+        min_replicas=int(spec["minReplicaCount"]),
+        max_replicas=int(spec["maxReplicaCount"]),
+        threshold=float(trigger["metadata"]["threshold"]),
+        scale_up=Behavior.parse(behavior["scaleUp"]),
+        scale_down=Behavior.parse(behavior["scaleDown"]),
+        tolerance=scaling.HPA_TOLERANCE,
+        polling_interval=int(spec["pollingInterval"]),
+        cooldown_period=int(spec.get("cooldownPeriod", 300)),
+        replica_windows=replica_windows,
+        reserved_pods=others,
+        exporter_refresh=round(dcgm.EXPORTER_COLLECT_INTERVAL_MS / 1000),
+        scrape_interval=round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL)),
+        query_window=round(prom_duration_seconds(dcgm.QUERY_WINDOW)),
+        scan_interval=round(go_duration_seconds(flags["scan-interval"])),
+        max_node_provision=round(go_duration_seconds(flags["max-node-provision-time"])),
+        scale_down_unneeded=round(go_duration_seconds(flags["scale-down-unneeded-time"])),
+        scale_down_delay_after_add=round(go_duration_seconds(flags["scale-down-delay-after-add"])),
+        scale_down_delay_after_delete=round(go_duration_seconds(flags["scale-down-delay-after-delete"])),
+        scale_down_delay_after_failure=round(go_duration_seconds(flags["scale-down-delay-after-failure"])),
+        scale_down_enabled=flags["scale-down-enabled"].lower() == "true",
+        max_empty_bulk_delete=int(flags["max-empty-bulk-delete"]),
+        expendable_cutoff=int(flags["expendable-pods-priority-cutoff"]),
+        node_ready_range=(round(whatif.node_ready_minutes[0] * 60), round(whatif.node_ready_minutes[1] * 60)),
+        gpu_ready_range=(round(whatif.gpu_ready_minutes[0] * 60), round(whatif.gpu_ready_minutes[1] * 60)),
+        pod_start=whatif.pod_start_seconds,
+        price_per_gpu_hour=pool.price_per_gpu_hour,
+        start=datetime.fromisoformat(whatif.start),
+        **headroom_kwargs,
+    )
