@@ -27,6 +27,10 @@ GRAFANA_ADMIN_SECRET = "grafana-admin"
 GRAFANA_USER_KEY = "admin-user"
 GRAFANA_PASSWORD_KEY = "admin-password"
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
+#: node-exporter reads the host (hostNetwork, hostPID, hostPath `/`, `/proc`, `/sys`), which Pod Security
+#: `baseline` refuses: it runs alone in this namespace, the only `privileged` one besides the GPU Operator's,
+#: so `monitoring` (Prometheus, Grafana, Alertmanager, operators) stays `baseline`.
+NODE_EXPORTER_NAMESPACE = "node-exporter"
 
 
 def prometheus_url(namespace_name: str) -> str:
@@ -47,9 +51,13 @@ def monitoring_values(
     namespace_name: str,
     extra: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
+    node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE,
 ) -> dict[str, Any]:
     values: dict[str, Any] = {
         "fullnameOverride": FULLNAME,
+        # The subchart's own namespace (prometheus-community/helm-charts, charts/prometheus-node-exporter
+        # templates/_helpers.tpl `prometheus-node-exporter.namespace`): DaemonSet, Service, ServiceMonitor.
+        "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace},
         "prometheus": {
             "service": {"type": "ClusterIP", "port": PROMETHEUS_PORT},
             "ingress": {"enabled": False},
@@ -98,6 +106,8 @@ class MonitoringArgs:
     #: Prometheus volume (`storage_spec(...)`); None keeps the TSDB on an emptyDir.
     storage: Mapping[str, Any] | None = None
     namespace: str = "monitoring"
+    #: Where node-exporter runs: a namespace of its own at Pod Security `privileged` (it reads the host).
+    node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE
     #: PrometheusRule `spec.groups` (alerts and recording rules).
     rule_groups: Sequence[Mapping[str, Any]] = field(default_factory=list)
     #: Grafana dashboards: file name -> dashboard JSON.
@@ -119,6 +129,9 @@ class Monitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         ns = namespace(f"{name}-ns", args.namespace, self)
         self.namespace = ns.metadata.name
+        node_exporter_ns = namespace(
+            f"{name}-node-exporter-ns", args.node_exporter_namespace, self, pod_security="privileged"
+        )
         password = random.RandomPassword(f"{name}-grafana-password", length=32, special=False, opts=child)
         self.grafana_password = pulumi.Output.secret(password.result)
         admin = k8s.core.v1.Secret(
@@ -130,8 +143,10 @@ class Monitoring(pulumi.ComponentResource):
         # Grafana reads its admin Secret at start: create it first, delete it last.
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
-            monitoring_values(args.retention, args.namespace, args.extra_values, args.storage),
-            parent=self, timeout=900, depends_on=[admin],
+            monitoring_values(
+                args.retention, args.namespace, args.extra_values, args.storage, args.node_exporter_namespace
+            ),
+            parent=self, timeout=900, depends_on=[admin, node_exporter_ns],
         )
         self.prometheus_url = self.namespace.apply(prometheus_url)
         # Custom resources below need the chart's CRDs: they wait for the release.
