@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from components import dcgm
 from components.alerts import KEDA_METRICS_PORT_NAME
 from components.monitoring import GRAFANA_ADMIN_SECRET, GRAFANA_PASSWORD_KEY, GRAFANA_USER_KEY
 from delivery import pod_security
-from delivery.render import RELEASE_TYPE, StackRender, render_stack, unwrap
+from delivery.render import RELEASE_TYPE, RenderedRelease, StackRender, render_stack, unwrap
 from offline.engine import Recording
 
 #: Pulumi type tokens of Kubernetes objects: `kubernetes:<group>/<version>:<Kind>`.
@@ -134,8 +135,6 @@ def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def _crd_validator(crd_key: tuple[str, str, str], schema_json: str) -> Any:
-    import json
-
     import jsonschema
 
     schema = _strict(json.loads(schema_json))
@@ -150,8 +149,6 @@ def _crd_validator(crd_key: tuple[str, str, str], schema_json: str) -> Any:
 
 def crd_schemas(crds: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], tuple[tuple[str, str, str], str]]:
     """(apiVersion, kind) -> (key, schema as JSON) for every served version of every CRD."""
-    import json
-
     out = {}
     for crd in crds:
         spec = crd["spec"]
@@ -193,24 +190,33 @@ def _definitions(schema_dir: str, version: str) -> Any:
 
 
 def check_schemas(placed: Sequence[Placed], rendered: StackRender) -> Iterator[Finding]:
-    version = rendered.kube_version.removeprefix("v")
     schemas = crd_schemas(rendered.crds())
     for p in placed:
         obj = dict(p.obj)
         key = (str(obj.get("apiVersion")), str(obj.get("kind")))
-        if key in schemas:
-            validator = _crd_validator(*schemas[key])
-            check = "crd-schema"
-        else:
-            validator = _builtin_validator(key[0], key[1], version)
-            check = "schema"
-        if validator is None:
-            yield Finding("schema", f"{p.origin}: {_where(obj)}",
-                          f"no schema for {key[0]} {key[1]} in Kubernetes {version} nor in the charts' CRDs")
-            continue
-        for err in sorted(validator.iter_errors(obj), key=str)[:5]:
-            path = ".".join(str(x) for x in err.absolute_path)
-            yield Finding(check, f"{p.origin}: {_where(obj)}", f"{path or '(root)'}: {err.message[:300]}")
+        crd = schemas.get(key)
+        for check, detail in _schema_errors(rendered.kube_version.removeprefix("v"), crd,
+                                            json.dumps(obj, sort_keys=True, default=str)):
+            yield Finding(check, f"{p.origin}: {_where(obj)}", detail)
+
+
+@functools.lru_cache(maxsize=8192)
+def _schema_errors(version: str, crd: tuple[tuple[str, str, str], str] | None, obj_json: str,
+                   ) -> tuple[tuple[str, str], ...]:
+    """(check, detail) per schema error of one object; cached, as most objects are the same in every render."""
+    obj = json.loads(obj_json)
+    if crd is not None:
+        validator, check = _crd_validator(*crd), "crd-schema"
+    else:
+        validator, check = _builtin_validator(str(obj.get("apiVersion")), str(obj.get("kind")), version), "schema"
+    if validator is None:
+        return (("schema", f"no schema for {obj.get('apiVersion')} {obj.get('kind')} in Kubernetes {version} "
+                 "nor in the charts' CRDs"),)
+    out = []
+    for err in sorted(validator.iter_errors(obj), key=str)[:5]:
+        path = ".".join(str(x) for x in err.absolute_path)
+        out.append((check, f"{path or '(root)'}: {err.message[:300]}"))
+    return tuple(out)
 
 
 def check_values_schemas(rendered: StackRender) -> Iterator[Finding]:
@@ -377,7 +383,9 @@ def check_grafana_secret(placed: Sequence[Placed]) -> Iterator[Finding]:
     ours = secrets.get(GRAFANA_ADMIN_SECRET)
     if ours is None or ours.origin != "program":
         yield Finding("grafana", _where(grafana.obj), f"Secret {GRAFANA_ADMIN_SECRET} is not the program's")
-    elif not {GRAFANA_USER_KEY, GRAFANA_PASSWORD_KEY} <= set(ours.obj.get("stringData") or ours.obj.get("data") or {}):
+    elif ("stringData" in ours.obj or "data" in ours.obj) and not {GRAFANA_USER_KEY, GRAFANA_PASSWORD_KEY} <= set(
+        ours.obj.get("stringData") or ours.obj.get("data") or {}
+    ):  # a plan redacts the whole field (recording_from_plan drops it): only a recording shows the keys
         yield Finding("grafana", _where(ours.obj), f"lacks keys {GRAFANA_USER_KEY}/{GRAFANA_PASSWORD_KEY}")
     for p in secrets.values():
         if p.origin != "program" and GRAFANA_PASSWORD_KEY in (p.obj.get("data") or p.obj.get("stringData") or {}):
@@ -421,42 +429,145 @@ def check_exposure(placed: Sequence[Placed]) -> Iterator[Finding]:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Every values key we set is read by a template
 
 
-def check(rec: Recording, rendered: StackRender | None = None) -> list[Finding]:
-    """Every finding for one recorded stack; [] means the render check passes."""
+def leaves(values: Mapping[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, value) of every leaf; lists and empty maps are leaves (a list is replaced as a whole by Helm)."""
+    for key, value in values.items():
+        if isinstance(value, Mapping) and value:
+            yield from leaves(value, (*path, key))
+        else:
+            yield (*path, key), value
+
+
+def sentinel(value: Any) -> Any:
+    """A different value of the same type, so a template that reads the key renders something else."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return f"{value}sentinel"
+    if isinstance(value, list):
+        return [] if value else ["sentinel"]
+    if isinstance(value, Mapping):
+        return {"sentinel": "sentinel"}
+    return "sentinel"
+
+
+def replaced(values: Mapping[str, Any], path: Sequence[str], new: Any) -> dict[str, Any]:
+    out = dict(values)
+    out[path[0]] = new if len(path) == 1 else replaced(out[path[0]], path[1:], new)
+    return out
+
+
+def unread_values(rel: RenderedRelease, skip: Callable[[tuple[str, ...], Any], bool] = lambda p, v: False,
+                  ) -> Iterator[Finding]:
+    """Each leaf of the release's values set to a sentinel: a leaf whose change leaves the render identical is
+    read by no template (a misspelt or misplaced key, which these charts ignore silently)."""
+    import helm_python
+
+    base = rel.texts
+    for path, value in leaves(rel.release.values):
+        if skip(path, value):
+            continue
+        dotted = ".".join(path)
+        try:
+            changed = rel.render(replaced(rel.release.values, path, sentinel(value))) != base
+        except helm_python.HelmRenderError:
+            changed = True  # a template read the key (and failed on the sentinel)
+        except helm_python.HelmValuesError as err:
+            yield Finding("values-read", f"release {rel.release.name}", f"{dotted}: sentinel refused by the "
+                          f"chart's values.schema.json ({err}); cannot tell whether a template reads it")
+            continue
+        if not changed:
+            yield Finding("values-read", f"release {rel.release.name}", f"{dotted}={value!r} is read by no "
+                          f"template of {rel.release.chart} {rel.release.version}: changing it changes nothing")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def check(rec: Recording, rendered: StackRender | None = None, values_read: bool = True) -> list[Finding]:
+    """Every finding for one recorded stack; [] means the render check passes.
+
+    `values_read=False` leaves out the per-key re-renders (one render per values leaf), which the tests run
+    separately to keep the suite fast.
+    """
     rendered = rendered or render_stack(rec)
     placed = everything(rec, rendered)
     return [
         *check_values_schemas(rendered), *check_schemas(placed, rendered), *check_pod_security(placed),
         *check_dcgm_path(placed, rendered), *check_prometheus_selectors(placed), *check_grafana_secret(placed),
         *check_keda_metrics(placed), *check_exposure(placed),
+        *(f for rel in rendered.releases for f in (unread_values(rel) if values_read else ())),
     ]
+
+
+def recording_from_plan(path: Path) -> Recording:
+    """The resources of an offline plan (`python -m offline.plan <stack> --out <file>`) as a Recording.
+
+    Lets the fork review (base branch code, .github/scripts/offline-plan-review.sh) check the pull request's
+    plan as data, without running the pull request's program. Secrets are redacted in a plan (`[secret]`),
+    which changes no check: they are never rendered into a chart.
+    """
+    from delivery.policy_check import read_plan
+    from offline.engine import RecordedResource
+    from offline.plan import REDACTED
+
+    plan = read_plan(path)
+    rec = Recording(str(plan.get("stack") or path.stem))
+    for entry in plan["resources"]:
+        ref = f"{entry['type']}::{entry['name']}"
+        rec.resources.append(RecordedResource(
+            type=entry["type"], name=entry["name"], urn=ref, custom=True, parent=str(entry.get("parent") or ""),
+            provider=str(entry.get("provider") or ""), dependencies=tuple(entry.get("dependencies") or ()),
+            property_dependencies={}, options=dict(entry.get("options") or {}),
+            # A redacted field (`[secret]`) has lost its shape: leave it out rather than check a placeholder.
+            inputs={k: v for k, v in (entry.get("inputs") or {}).items() if v != REDACTED},
+        ))
+    return rec
+
+
+def _fetch_charts(rec: Recording) -> None:
+    """The chart versions `rec` installs, into the cache (pins and stack overrides alike)."""
+    from delivery import charts
+
+    chart_of = {c.name: c for c in charts.PINNED}
+    pins = sorted({(str(r.inputs["chart"]), str(r.inputs["version"])) for r in rec.of_type(RELEASE_TYPE)})
+    unknown = [name for name, _ in pins if name not in chart_of]
+    if unknown:
+        raise ValueError(f"releases of charts {unknown} that stackconfig/versions.py does not know")
+    charts.fetch(tuple((chart_of[name], version) for name, version in pins))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m delivery.render_check", description=__doc__.split("\n")[0])
-    parser.add_argument("stacks", nargs="+")
+    parser.add_argument("stacks", nargs="*", help="stacks whose program is evaluated offline")
+    parser.add_argument("--plan", type=Path, action="append", default=[],
+                        help="an offline plan file to check instead of evaluating the program (repeatable)")
     parser.add_argument("--out", type=Path, help="also write the report as Markdown")
     args = parser.parse_args(argv)
+    if not args.stacks and not args.plan:
+        parser.error("name a stack or --plan <file>")
 
-    from delivery import charts
+    from delivery.charts import ChartMissing
     from offline.engine import record_stack
     from stackconfig import ConfigError
 
     lines, failed = [], False
-    for stack in args.stacks:
+    for label, load in [*((s, functools.partial(record_stack, s)) for s in args.stacks),
+                        *((str(p), functools.partial(recording_from_plan, p)) for p in args.plan)]:
         try:
-            rec = record_stack(stack)
-            pins = {(r.inputs["chart"], r.inputs["version"]) for r in rec.of_type(RELEASE_TYPE)}
-            chart_of = {c.name: c for c in charts.PINNED}
-            charts.fetch(tuple((chart_of[name], version) for name, version in sorted(pins)))
+            rec = load()
+            _fetch_charts(rec)
             findings = check(rec)
-        except (ConfigError, charts.ChartMissing, FileNotFoundError) as err:
-            print(f"render check of {stack}: cannot run: {err}", file=sys.stderr)
+        except (ConfigError, ChartMissing, OSError, ValueError) as err:
+            print(f"render check of {label}: cannot run: {err}", file=sys.stderr)
             return 2
         failed |= bool(findings)
-        head = f"render check of `{stack}`: " + (f"{len(findings)} violation(s)" if findings else "passes")
+        head = f"Render check — `{rec.stack}`: " + (f"**{len(findings)} violation(s)**" if findings else "**OK**")
         print(head)
         for f in findings:
             print(f"  {f}")
