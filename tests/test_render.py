@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,20 +15,11 @@ import pytest
 
 from components import dcgm
 from components.monitoring import GRAFANA_ADMIN_SECRET, NODE_EXPORTER_NAMESPACE
-from delivery import charts, render, render_check
-from delivery.render import RELEASE_TYPE, StackRender
+from delivery import render, render_check
+from delivery.render import RELEASE_TYPE
 from delivery.render_check import Finding
 from offline.engine import Recording
-
-
-def rendered_stack(rec: Recording) -> StackRender:
-    """The stack's render; a chart missing from the cache fails in CI and skips (with where it looked) elsewhere."""
-    try:
-        return render.render_stack(rec)
-    except charts.ChartMissing as err:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(err))
-        pytest.skip(f"chart cache incomplete: {err}")
+from tests.chart_cache import rendered_stack
 
 
 def with_values(rec: Recording, release: str, edit: Callable[[dict[str, Any]], None]) -> Recording:
@@ -255,3 +245,14 @@ def test_render_check_cli_over_an_offline_plan(tmp_path: Any, recordings: dict[s
     plan_file.write_text(text)
     broken = render_check.recording_from_plan(plan_file)
     assert any("enforces baseline; refused" in f.detail for f in findings(broken, "pod-security"))
+
+
+def test_no_test_reads_outside_the_repository() -> None:
+    """The chart cache replaced ../shared: a test that reads beside the checkout skips on every fresh clone."""
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    offenders = [f"{p.name}:{n}" for p in sorted(tests.rglob("*.py")) if p.name != Path(__file__).name
+                 for n, line in enumerate(p.read_text().splitlines(), 1)
+                 if "ROOT.parent" in line or "../shared" in line or '"shared"' in line]
+    assert offenders == []
