@@ -80,14 +80,25 @@ def test_every_values_key_is_read_by_a_template(recordings: dict[str, Recording]
 # --- each check fails when the decision it guards is reverted -------------------------------------------------
 
 
-def test_an_unread_values_key_is_reported(recordings: dict[str, Recording]) -> None:
-    """The guide's trap: the selector switch at the top level instead of under prometheus.prometheusSpec."""
-    rec = with_values(recordings["dev"], "monitoring-release",
-                      lambda v: v.update(serviceMonitorSelectorNilUsesHelmValues=False))
-    (rel,) = [r for r in rendered_stack(rec).releases if r.release.chart == "kube-prometheus-stack"]
-    (finding,) = render_check.unread_values(
-        rel, lambda path, value: path != ("serviceMonitorSelectorNilUsesHelmValues",))
-    assert "serviceMonitorSelectorNilUsesHelmValues=False is read by no template" in finding.detail
+@pytest.mark.parametrize(("release", "chart", "path"), [
+    # The guide's trap: the selector switch at the top level instead of under prometheus.prometheusSpec.
+    ("monitoring-release", "kube-prometheus-stack", ("serviceMonitorSelectorNilUsesHelmValues",)),
+    # The guide's GPU Operator key, removed in 25.3.0 (the chart has no values.schema.json to refuse it).
+    ("gpu-operator-release", "gpu-operator", ("operator", "defaultRuntime")),
+])
+def test_an_unread_values_key_is_reported(
+    recordings: dict[str, Recording], release: str, chart: str, path: tuple[str, ...]
+) -> None:
+    def add(values: dict[str, Any]) -> None:
+        node = values
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = False
+
+    rec = with_values(recordings["dev"], release, add)
+    (rel,) = [r for r in rendered_stack(rec).releases if r.release.chart == chart]
+    (finding,) = render_check.unread_values(rel, lambda p, value: p != path)
+    assert f"{'.'.join(path)}=False is read by no template" in finding.detail
 
 
 def test_the_node_exporter_as_main_had_it_is_refused_by_baseline(recordings: dict[str, Recording]) -> None:
