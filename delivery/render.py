@@ -262,7 +262,7 @@ def operands(rel: RenderedRelease) -> list[dict[str, Any]]:
     `TransformDCGMExporterServiceMonitor` copies `interval`, `honorLabels`, `relabelings` onto the first
     endpoint and `additionalLabels` onto the object, and deletes the ServiceMonitor when it is not enabled.
     Fields the ClusterPolicy CRD does not declare never reach the operator (the API server prunes them):
-    validate the ClusterPolicy strictly first (delivery/manifests.py).
+    the render check validates the ClusterPolicy against its CRD strictly (delivery/render_check.py).
     """
     spec = cluster_policy(rel).get("spec", {}).get("dcgmExporter", {})
     if not spec.get("enabled", True):
