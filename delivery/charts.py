@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import sys
@@ -143,12 +144,29 @@ def _download_assets(version: str, dest: Path) -> str | None:
     return f"{url} (assets/)"
 
 
+#: `| <archive> | <sha256> |` rows of the mirror's PROVENANCE.md.
+_PROVENANCE_ROW = re.compile(r"^\|\s*(?P<file>[^|\s]+\.tgz)\s*\|\s*(?P<sha>[0-9a-f]{64})\s*\|", re.MULTILINE)
+
+
+def mirror_digests(mirror: Path) -> dict[str, str]:
+    """sha256 per archive as the mirror's PROVENANCE.md records it ({} without one)."""
+    provenance = mirror / "PROVENANCE.md"
+    if not provenance.is_file():
+        return {}
+    return {m["file"]: m["sha"] for m in _PROVENANCE_ROW.finditer(provenance.read_text())}
+
+
 def _from_mirror(file: str, dest: Path) -> str | None:
+    """Copy `file` from the mirror; an archive whose sha256 differs from its recorded one is refused."""
     src = MIRROR / file
     if not src.is_file():
         return None
+    recorded = mirror_digests(MIRROR).get(file)
+    if recorded and _sha256(src) != recorded:
+        print(f"  {src}: sha256 {_sha256(src)} differs from PROVENANCE.md ({recorded}); not used", file=sys.stderr)
+        return None
     shutil.copyfile(src, dest / file)
-    return f"mirror {MIRROR}"
+    return f"mirror {MIRROR}" + (" (sha256 as in PROVENANCE.md)" if recorded else "")
 
 
 def fetch(pins: tuple[tuple[versions.Chart, str], ...] | None = None, offline: bool = False) -> list[Fetched]:

@@ -55,6 +55,12 @@ POD_TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+#: prometheus-operator custom resources whose spec carries the pod fields of the StatefulSet the operator
+#: creates (prometheus-operator Documentation/api-reference/api.md: PrometheusSpec, AlertmanagerSpec).
+OPERATOR_POD_KINDS = frozenset({"Prometheus", "Alertmanager", "ThanosRuler"})
+OPERATOR_POD_FIELDS = ("hostNetwork", "securityContext", "volumes", "containers", "initContainers")
+
+
 @dataclass(frozen=True)
 class Violation:
     level: str
@@ -66,7 +72,15 @@ class Violation:
 
 
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The pod (`metadata` + `spec`) an object creates, or None for kinds without pods."""
+    """The pod (`metadata` + `spec`) an object creates, or None for kinds without pods.
+
+    For a Prometheus, Alertmanager or ThanosRuler the pod fields its spec sets (host network, security context,
+    volumes, extra containers): the operator's own containers are not known offline.
+    """
+    if obj.get("kind") in OPERATOR_POD_KINDS and str(obj.get("apiVersion", "")).startswith("monitoring.coreos.com/"):
+        spec = obj.get("spec") or {}
+        return {"metadata": spec.get("podMetadata") or {},
+                "spec": {k: spec[k] for k in OPERATOR_POD_FIELDS if k in spec}}
     path = POD_TEMPLATE_PATHS.get(str(obj.get("kind")))
     if path is None:
         return None

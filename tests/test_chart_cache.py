@@ -39,11 +39,25 @@ def test_offline_fetch_copies_the_pins_from_the_mirror_and_records_the_source(di
         "gpu-operator-v26.7.0.tgz", "keda-2.20.2.tgz", "kube-prometheus-stack-88.5.3.tgz",
         "gpu-operator-v26.7.0-assets.tgz",
     }
-    assert {f.source for f in fetched} == {f"mirror {mirror}"}
+    assert {f.source for f in fetched} == {f"mirror {mirror}"}  # no PROVENANCE.md in this mirror
     sources = json.loads((cache / charts.SOURCES).read_text())
     assert sources["keda-2.20.2.tgz"]["sha256"] == next(f.sha256 for f in fetched if f.file == "keda-2.20.2.tgz")
     # A second run keeps what is cached and says so.
     assert {f.source for f in charts.fetch(offline=True)} == {f"cache (mirror {mirror})"}
+
+
+def test_a_mirror_archive_that_differs_from_its_provenance_is_refused(dirs: tuple[Path, Path]) -> None:
+    cache, mirror = dirs
+    digests = {p.name: charts._sha256(p) for p in mirror.glob("*.tgz")}
+    rows = "\n".join(f"| {name} | {sha} | 1 B |" for name, sha in sorted(digests.items()))
+    (mirror / "PROVENANCE.md").write_text(f"| archive | sha256 | size |\n|---|---|---|\n{rows}\n")
+    assert charts.mirror_digests(mirror) == digests
+    fetched = charts.fetch(offline=True)
+    assert {f.source for f in fetched} == {f"mirror {mirror} (sha256 as in PROVENANCE.md)"}
+    shutil.rmtree(cache)
+    (mirror / "keda-2.20.2.tgz").write_bytes(b"tampered")
+    with pytest.raises(charts.ChartMissing, match="keda-2.20.2.tgz"):
+        charts.fetch(offline=True)
 
 
 def test_a_chart_found_nowhere_names_where_it_was_looked_for(

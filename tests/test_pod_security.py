@@ -138,6 +138,16 @@ def test_pod_templates_of_every_workload_kind() -> None:
     assert pod_security.pod_template({"kind": "Service", "spec": {}}) is None
 
 
+def test_prometheus_operator_resources_are_checked_by_their_pod_fields() -> None:
+    prometheus = {"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus", "spec": {
+        "retention": "15d", "securityContext": {"runAsNonRoot": True},
+        "volumes": [{"name": "host", "hostPath": {"path": "/var/log"}}]}}
+    pod = pod_security.pod_template(prometheus)
+    assert pod == {"metadata": {}, "spec": {"securityContext": {"runAsNonRoot": True},
+                                            "volumes": [{"name": "host", "hostPath": {"path": "/var/log"}}]}}
+    assert rules(pod, "baseline") == {"hostPath volumes"}
+
+
 def test_enforce_level_and_unknown_levels() -> None:
     assert pod_security.enforce_level({pod_security.ENFORCE_LABEL: "baseline"}) == "baseline"
     assert pod_security.enforce_level({}) == "privileged"  # the admission plugin's default
