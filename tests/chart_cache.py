@@ -4,6 +4,7 @@ it was looked for (scripts/test.sh fills the cache: delivery/charts.py)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -33,3 +34,17 @@ def chart_values(chart: versions.Chart) -> dict[str, Any]:
         return render.load_chart(chart.name, chart.default_version).values
     except charts.ChartMissing as err:
         missing(err)
+
+
+def chart_archive(chart: versions.Chart) -> Path:
+    """The pinned chart's archive in the cache (what `helm pull` downloads)."""
+    try:
+        return charts.chart_archive(chart.name, chart.default_version)
+    except charts.ChartMissing as err:
+        missing(err)
+
+
+def crd(rec: Recording, chart: str, name: str) -> dict[str, Any]:
+    """A CRD as the stack's release of `chart` installs it, e.g. `crd(rec, "keda", "scaledobjects.keda.sh")`."""
+    (hit,) = [c for c in rendered_stack(rec).release(chart).crds if c["metadata"]["name"] == name]
+    return hit

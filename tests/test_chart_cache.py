@@ -11,6 +11,7 @@ import pytest
 
 from delivery import charts
 from stackconfig import versions
+from tests.chart_cache import chart_archive
 
 
 @pytest.fixture
@@ -19,12 +20,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     cache, mirror = tmp_path / "cache", tmp_path / "mirror"
     mirror.mkdir()
     for chart in charts.PINNED:
-        try:
-            src = charts.chart_archive(chart.name, chart.default_version)
-        except charts.ChartMissing as err:
-            from tests.chart_cache import missing
-
-            missing(err)
+        src = chart_archive(chart)
         shutil.copy(src, mirror / src.name)
     shutil.copy(charts.gpu_operator_assets(versions.GPU_OPERATOR.default_version), mirror)
     monkeypatch.setattr(charts, "CACHE", cache)

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 
 from offline.engine import Recording, Secret
-from tests.chart_cache import rendered_stack
+from tests.chart_cache import crd as chart_crd
 
 #: Kinds kubernetes-validate knows, by the Pulumi type token the program registers.
 BUILTIN = {
@@ -81,8 +81,7 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def scaled_object_schema(recordings: dict[str, Recording]) -> dict[str, Any]:
     """The ScaledObject CRD as the pinned KEDA chart installs it (rendered from the chart cache)."""
-    keda = rendered_stack(recordings["dev"]).release("keda")
-    (crd,) = [c for c in keda.crds if c["metadata"]["name"] == "scaledobjects.keda.sh"]
+    crd = chart_crd(recordings["dev"], "keda", "scaledobjects.keda.sh")
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     return _strict(version["schema"]["openAPIV3Schema"])
 
