@@ -31,6 +31,10 @@ DASHBOARD_LABEL = ("grafana_dashboard", "1")
 #: Secret with `alertmanager.yaml` that the operator mounts instead of the chart's (alertmanagerSpec.configSecret).
 ALERTMANAGER_CONFIG_SECRET = "alertmanager-gpu-platform"
 ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
+#: node-exporter reads the host (hostNetwork, hostPID, hostPath `/`, `/proc`, `/sys`), which Pod Security
+#: `baseline` refuses: it runs alone in this namespace, the only `privileged` one besides the GPU Operator's,
+#: so `monitoring` (Prometheus, Grafana, Alertmanager, operators) stays `baseline`.
+NODE_EXPORTER_NAMESPACE = "node-exporter"
 
 
 def prometheus_url(namespace_name: str) -> str:
@@ -51,9 +55,13 @@ def monitoring_values(
     namespace_name: str,
     extra: Mapping[str, Any] | None = None,
     storage: Mapping[str, Any] | None = None,
+    node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE,
 ) -> dict[str, Any]:
     values: dict[str, Any] = {
         "fullnameOverride": FULLNAME,
+        # The subchart's own namespace (prometheus-community/helm-charts, charts/prometheus-node-exporter
+        # templates/_helpers.tpl `prometheus-node-exporter.namespace`): DaemonSet, Service, ServiceMonitor.
+        "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace},
         "prometheus": {
             "service": {"type": "ClusterIP", "port": PROMETHEUS_PORT},
             "ingress": {"enabled": False},
@@ -102,6 +110,8 @@ class MonitoringArgs:
     #: Prometheus volume (`storage_spec(...)`); None keeps the TSDB on an emptyDir.
     storage: Mapping[str, Any] | None = None
     namespace: str = "monitoring"
+    #: Where node-exporter runs: a namespace of its own at Pod Security `privileged` (it reads the host).
+    node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE
     #: PrometheusRule `spec.groups` (alerts and recording rules).
     rule_groups: Sequence[Mapping[str, Any]] = field(default_factory=list)
     #: Grafana dashboards: file name -> dashboard JSON.
@@ -126,6 +136,9 @@ class Monitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         ns = namespace(f"{name}-ns", args.namespace, self)
         self.namespace = ns.metadata.name
+        node_exporter_ns = namespace(
+            f"{name}-node-exporter-ns", args.node_exporter_namespace, self, pod_security="privileged"
+        )
         password = random.RandomPassword(f"{name}-grafana-password", length=32, special=False, opts=child)
         self.grafana_password = pulumi.Output.secret(password.result)
         admin = k8s.core.v1.Secret(
@@ -148,8 +161,8 @@ class Monitoring(pulumi.ComponentResource):
         # Grafana reads its admin Secret at start: create it first, delete it last.
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
-            monitoring_values(args.retention, args.namespace, extra, args.storage),
-            parent=self, timeout=900, depends_on=before_release,
+            monitoring_values(args.retention, args.namespace, extra, args.storage, args.node_exporter_namespace),
+            parent=self, timeout=900, depends_on=[*before_release, node_exporter_ns],
         )
         self.prometheus_url = self.namespace.apply(prometheus_url)
         # Custom resources below need the chart's CRDs: they wait for the release.

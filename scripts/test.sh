@@ -33,4 +33,11 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 "$VENV/bin/python" -m ruff check .
-exec "$VENV/bin/python" -m pytest -q "$@"
+# The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
+# reachable, else from the mirror ../shared/reference/charts/packaged (CHART_MIRROR). Prints the source used;
+# in CI a chart found nowhere fails here, naming where it was looked for.
+"$VENV/bin/python" -m delivery.charts
+# tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
+# optional tool fails the run.
+# -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners).
+exec "$VENV/bin/python" -m pytest -q -n auto -p tests.skip_accounting "$@"

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -49,11 +48,3 @@ def cluster_name(rec: Recording) -> str:
     """The Gcore cluster name the stack file sets (the component's name and its children's prefix)."""
     stack_file = ROOT / f"Pulumi.{rec.stack}.yaml"
     return yaml.safe_load(stack_file.read_text())["config"]["gpu-autoscaling:cluster"]["name"]
-
-
-def reference(*parts: str) -> Path:
-    """A file under ../shared/reference, or skip: that folder is not part of every checkout."""
-    path = SHARED.joinpath("reference", *parts)
-    if not path.exists():
-        pytest.skip(f"reference data {path} is absent")
-    return path

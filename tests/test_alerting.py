@@ -19,8 +19,9 @@ import yaml
 from components import alerting
 from components.monitoring import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
 from offline.engine import Recording, Secret, record_stack
+from stackconfig import versions
 from stackconfig.model import AlertingConfig
-from tests.conftest import reference
+from tests.chart_cache import chart_values
 from tests.test_serving import PROD_SECRETS
 
 AMTOOL = shutil.which("amtool")
@@ -107,7 +108,7 @@ def test_the_chart_uses_the_secret_and_keeps_the_watchdog(prod: Recording) -> No
     assert secret.inputs["metadata"]["name"] == ALERTMANAGER_CONFIG_SECRET
     assert release.depends_on(secret), "Alertmanager would start on a configuration Secret that is not there yet"
     # Watchdog is the chart's rule (general.rules, on by default): nothing of ours switches it off.
-    defaults = yaml.safe_load(reference("charts", "kube-prometheus-stack", "values-88.5.3.yaml").read_text())
+    defaults = chart_values(versions.KUBE_PROMETHEUS_STACK)
     assert defaults["defaultRules"]["rules"]["general"] is True
     assert "general" not in release.inputs["values"].get("defaultRules", {}).get("rules", {})
 

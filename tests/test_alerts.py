@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components import alerts, dcgm, scaling
 from offline.engine import Recording
-from stackconfig import StackConfig, WorkloadConfig
+from stackconfig import StackConfig, WorkloadConfig, versions
 from stackconfig.model import HEADROOM_NAMESPACE
-from tests.conftest import STACKS, reference
+from tests.chart_cache import chart_values
+from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 
 # --- series builders --------------------------------------------------------------------------------
@@ -534,7 +534,7 @@ def test_ksm_label_name_matches_kube_state_metrics_sanitising() -> None:
 
 def test_keda_service_monitor_matches_the_keda_chart() -> None:
     """Selector label and port name as the KEDA chart 2.20.2 renders the operator Service."""
-    values = yaml.safe_load(reference("charts", "keda", "values-2.20.2.yaml").read_text())
+    values = chart_values(versions.KEDA)
     spec = alerts.keda_service_monitor("keda")
     assert values["operator"]["name"] == alerts.KEDA_OPERATOR
     assert spec["selector"]["matchLabels"] == {"app.kubernetes.io/name": values["operator"]["name"]}

@@ -1,68 +1,16 @@
-"""Chart values the program sends: every key is one the pinned chart reads, and the guide's traps are gone.
+"""Chart values the program sends: the pins, and the guide's traps gone.
 
-Charts without a values.schema.json ignore unknown keys silently (charts-keda.md §1.2), so a key that
-is absent from the chart's default values.yaml at the pinned version is a bug we would never see.
+That every key we set is one the pinned chart reads is proven on the rendered charts (tests/test_render.py:
+each values leaf changed to a sentinel must change the render), not against the default values files.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
 import yaml
 
 from components import dcgm
 from offline.engine import Recording
 from stackconfig import versions
-from tests.conftest import reference
-
-CHARTS = {
-    "gpu-operator-release": "gpu-operator",
-    "keda-release": "keda",
-    "monitoring-release": "kube-prometheus-stack",
-}
-
-
-#: Keys read by a subchart whose defaults the parent's values.yaml does not repeat, with where they are read.
-SUBCHART_KEYS = {
-    # prometheus-community/helm-charts charts/kube-state-metrics/values.yaml `metricLabelsAllowlist: []`
-    "kube-state-metrics.metricLabelsAllowlist",
-}
-#: Keys the chart's templates read that its values.yaml only shows commented out, with where they are read.
-COMMENTED_KEYS = {
-    # kube-prometheus-stack templates/alertmanager/alertmanager.yaml `{{- if ...alertmanagerSpec.configSecret }}`;
-    # values.yaml 88.5.3 line 1047 `# configSecret:`
-    "alertmanager.alertmanagerSpec.configSecret",
-}
-
-
-def unknown_keys(ours: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
-    """Dotted paths we set that the chart's defaults do not declare (free-form maps are not descended)."""
-    missing = []
-    for key, value in ours.items():
-        here = f"{path}.{key}" if path else key
-        if here in SUBCHART_KEYS or here in COMMENTED_KEYS:
-            continue
-        if not isinstance(defaults, dict) or key not in defaults:
-            missing.append(here)
-        elif isinstance(value, dict) and isinstance(defaults[key], dict) and defaults[key]:
-            missing += unknown_keys(value, defaults[key], here)
-    return missing
-
-
-@pytest.mark.parametrize("release_name", CHARTS)
-def test_every_values_key_exists_in_the_pinned_chart(rec: Recording, release_name: str) -> None:
-    release = rec.get(release_name, "kubernetes:helm.sh/v3:Release")
-    chart = CHARTS[release_name]
-    assert release.inputs["chart"] == chart
-    defaults = yaml.safe_load(reference("charts", chart, f"values-{release.inputs['version']}.yaml").read_text())
-    assert unknown_keys(release.inputs["values"], defaults) == []
-
-
-def test_the_check_catches_the_guides_misplaced_keys() -> None:
-    defaults = yaml.safe_load(reference("charts", "kube-prometheus-stack", "values-88.5.3.yaml").read_text())
-    guide = {"serviceMonitorSelectorNilUsesHelmValues": False, "additionalScrapeConfigs": []}
-    assert unknown_keys(guide, defaults) == ["serviceMonitorSelectorNilUsesHelmValues", "additionalScrapeConfigs"]
 
 
 def test_pinned_defaults_are_the_versions_module(recordings: dict[str, Recording]) -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components import alerts, dashboards, monitoring
 from offline.engine import Recording
-from stackconfig import StackConfig
-from tests.conftest import STACKS, reference
+from stackconfig import StackConfig, versions
+from tests.chart_cache import chart_values
+from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 
 #: Grafana's built-in and our own variables, with a value each query must also parse with.
@@ -129,7 +129,7 @@ def test_alert_table_lists_every_alert(cfg: StackConfig) -> None:
 
 def test_sidecar_label_is_the_charts_default() -> None:
     """The ConfigMap label the Monitoring component uses is the one kube-prometheus-stack's sidecar watches."""
-    values = yaml.safe_load(reference("charts", "kube-prometheus-stack", "values-88.5.3.yaml").read_text())
+    values = chart_values(versions.KUBE_PROMETHEUS_STACK)
     sidecar = values["grafana"]["sidecar"]["dashboards"]
     assert sidecar["enabled"] is True
     assert (sidecar["label"], sidecar["labelValue"]) == monitoring.DASHBOARD_LABEL

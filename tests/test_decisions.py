@@ -19,11 +19,14 @@ CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembour
 
 #: Pod Security `enforce` level per namespace: only the GPU Operator's host-path and device pods run privileged.
 POD_SECURITY = {
-    "dev": {"gpu-operator": "privileged", "keda": "baseline", "monitoring": "baseline", "gpu-workloads": "baseline"},
+    # node-exporter reads the host (hostNetwork, hostPID, hostPath): alone in its own `privileged` namespace, so
+    # that `monitoring` stays `baseline` (docs/charts-and-pod-security.md).
+    "dev": {"gpu-operator": "privileged", "keda": "baseline", "monitoring": "baseline", "node-exporter": "privileged",
+            "gpu-workloads": "baseline"},
     # inference keeps its model cache on the node's NVMe (hostPath: only `privileged` admits it); the headroom
     # placeholders run a pause container that meets `restricted`.
     "prod": {"gpu-operator": "privileged", "keda": "baseline", "monitoring": "baseline", "inference": "privileged",
-             "batch": "baseline", "gpu-headroom": "restricted"},
+             "batch": "baseline", "gpu-headroom": "restricted", "node-exporter": "privileged"},
 }
 #: Workload name -> (minReplicas, scaleDownStabilizationSeconds) as the stack files set them.
 WORKLOADS = {

@@ -21,6 +21,7 @@ from components.headroom import HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKL
 from offline.engine import RecordedResource, Recording
 from stackconfig.model import HEADROOM_NAMESPACE
 from stackconfig.versions import PAUSE_IMAGE
+from tests.chart_cache import crd as chart_crd
 from tests.conftest import cluster_name
 
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
@@ -327,9 +328,7 @@ def test_headroom_objects_are_schema_checked(dev_headroom: Recording) -> None:
     """The dev stack with headroom through the same strict validators as the stack files' graphs."""
     import jsonschema
     import kubernetes_validate
-    import yaml
 
-    from tests.conftest import reference
     from tests.test_schemas import BUILTIN, _strict, k8s_version, manifest, unwrap
 
     version = k8s_version(dev_headroom)
@@ -339,9 +338,9 @@ def test_headroom_objects_are_schema_checked(dev_headroom: Recording) -> None:
             kubernetes_validate.validate(manifest(res), version, strict=True)
             kinds.add(res.type)
     assert {PRIORITY_CLASS, DEPLOYMENT} <= kinds
-    crd = yaml.safe_load(reference("keda", "keda.sh_scaledobjects-v2.20.2.yaml").read_text())
-    (v1alpha1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     scheduled = record_dev_scheduled()
+    crd = chart_crd(scheduled, "keda", "scaledobjects.keda.sh")
+    (v1alpha1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     for so in scheduled.of_type(SCALED_OBJECT):
         jsonschema.validate(unwrap(dict(so.inputs)), _strict(v1alpha1["schema"]["openAPIV3Schema"]))
     assert {so.name for so in scheduled.of_type(SCALED_OBJECT)} == {"inference-scaledobject", "headroom-scaledobject"}

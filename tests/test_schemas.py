@@ -8,10 +8,9 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import pytest
-import yaml
 
 from offline.engine import Recording, Secret
-from tests.conftest import reference
+from tests.chart_cache import crd as chart_crd
 
 #: Kinds kubernetes-validate knows, by the Pulumi type token the program registers.
 BUILTIN = {
@@ -81,8 +80,9 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def scaled_object_schema() -> dict[str, Any]:
-    crd = yaml.safe_load(reference("keda", "keda.sh_scaledobjects-v2.20.2.yaml").read_text())
+def scaled_object_schema(recordings: dict[str, Recording]) -> dict[str, Any]:
+    """The ScaledObject CRD as the pinned KEDA chart installs it (rendered from the chart cache)."""
+    crd = chart_crd(recordings["dev"], "keda", "scaledobjects.keda.sh")
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     return _strict(version["schema"]["openAPIV3Schema"])
 

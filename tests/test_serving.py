@@ -369,10 +369,11 @@ def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
     import jsonschema
     import yaml
 
-    from tests.conftest import reference
+    from stackconfig import versions
+    from tests.chart_cache import chart_archive
     from tests.test_schemas import _strict, unwrap
 
-    with tarfile.open(reference("charts", "packaged", "kube-prometheus-stack-88.5.3.tgz")) as tgz:
+    with tarfile.open(chart_archive(versions.KUBE_PROMETHEUS_STACK)) as tgz:
         member = tgz.extractfile("kube-prometheus-stack/charts/crds/crds/crd-podmonitors.yaml")
         assert member is not None
         crd = yaml.safe_load(member.read())

@@ -168,6 +168,9 @@ def test_pull_requests_without_secrets_get_the_offline_plan_instead() -> None:
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
     review_run = "\n".join(s.get("run", "") for s in steps(review))
     assert f"offline-plan-review.sh plan-base plan-head comment {' '.join(STACKS)}" in review_run
+    assert "python -m delivery.charts" in review_run  # the render check's charts, pulled by the base's code
+    assert any("steps.review.outputs.render_violated == 'true'" in str(s.get("if")) and "exit 1" in s.get("run", "")
+               for s in steps(review))
     for job in (head, review):
         assert job["permissions"] == {"contents": "read"}
         assert "secrets." not in json.dumps(job)
@@ -191,11 +194,15 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
     work = tmp_path / "work"
     shutil.copytree(ROOT / "delivery", work / "delivery")
     shutil.copytree(ROOT / "policy", work / "policy")  # the base checkout's policy pack and its config
+    for package in ("components", "stackconfig"):  # what delivery.render_check imports
+        shutil.copytree(ROOT / package, work / package)
     (work / "offline").mkdir(parents=True)
     (work / "offline" / "__init__.py").write_text("")
+    shutil.copy(ROOT / "offline" / "engine.py", work / "offline" / "engine.py")
     (work / "offline" / "plan.py").write_text(
         textwrap.dedent(
             f"""
+            REDACTED = "[secret]"  # as offline/plan.py
             import pathlib, shutil, sys
             out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +223,7 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_OUTPUT": str(output),
         "PR_NUMBER": "7",
+        "CHART_CACHE": str(ROOT / ".cache" / "charts"),  # filled by scripts/test.sh (delivery/charts.py)
     }
 
     result = subprocess.run(
@@ -231,10 +239,13 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
     comment = (work / "comment" / "comment.md").read_text()
     assert "**BLOCKED**" in comment
     assert "### Policy pack — `dev` (offline plan)\n\n**OK**: " in comment  # the fork review runs the policy pack
+    # and the render check over the same plan: the fixture is a partial plan (no Prometheus, no Grafana, ...)
+    assert "### Render check — `dev`: **8 violation(s)**" in comment
+    assert "0 Prometheus objects, want 1" in comment
     assert "-      flavorId: bm3-ai-1xlarge-h100-80-8" in comment
     assert "+      flavorId: bm3-ai-ndp2-1xlarge-h100-80-8" in comment
     assert (work / "comment" / "pr-number").read_text().strip() == "7"
-    assert output.read_text().strip() == "blocked=true"
+    assert output.read_text().split() == ["blocked=true", "render_violated=true"]
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,11 @@
 #   offline-plan-review.sh <base-dir> <head-dir> <comment-dir> <stack>...
 # Plans each stack on the checked-out base branch into <base-dir>, diffs it against the pull request's plan
 # in <head-dir> (`git diff --no-index`), runs delivery.guard on the two plans and the base branch's policy pack
-# (delivery.policy_check, policy/config/<stack>.json) on the pull request's plan, and writes
+# (delivery.policy_check, policy/config/<stack>.json) and the render check (delivery.render_check: the pinned
+# charts rendered with the plan's values, schemas, Pod Security admission) on the pull request's plan, and writes
 # <comment-dir>/comment.md plus pr-number for plan-comment.yml. Sets the step output `blocked=true` when the
-# guard blocks, and `policy_violated=true` when a mandatory policy is violated (the label does not allow that).
+# guard blocks, `policy_violated=true` when a mandatory policy is violated (the label does not allow that), and
+# `render_violated=true` when the render check finds a violation.
 # With the what-if tool on the base branch, the comment also gets the what-if table (base vs pull request).
 set -euo pipefail
 base_dir=$1 head_dir=$2 out_dir=$3
@@ -13,6 +15,7 @@ shift 3
 mkdir -p "$base_dir" "$out_dir"
 blocked=false
 policy_violated=false
+render_violated=false
 {
   echo "## Offline plan (no credentials)"
   echo
@@ -41,11 +44,20 @@ for stack in "$@"; do
     1) policy_violated=true ;;
     *) exit "$rc" ;;
   esac
+  rc=0
+  python -m delivery.render_check --plan "$head_dir/$stack.yaml" --out "$out_dir/$stack.render.md" > /dev/null || rc=$?
+  case "$rc" in
+    0) ;;
+    1) render_violated=true ;;
+    *) exit "$rc" ;;
+  esac
   {
     echo
     cat "$out_dir/$stack.guard.md"
     echo
     cat "$out_dir/$stack.policy.md"
+    echo
+    cat "$out_dir/$stack.render.md"
     echo
     if [ -s "$out_dir/$stack.diff" ]; then
       echo "<details><summary>Desired-state diff of <code>$stack</code></summary>"
@@ -78,4 +90,7 @@ echo "blocked=$blocked" >> "${GITHUB_OUTPUT:-/dev/null}"
 # Only when true: an unset output reads as '' in the workflow, the same as false.
 if [ "$policy_violated" = true ]; then
   echo "policy_violated=true" >> "${GITHUB_OUTPUT:-/dev/null}"
+fi
+if [ "$render_violated" = true ]; then
+  echo "render_violated=true" >> "${GITHUB_OUTPUT:-/dev/null}"
 fi
