@@ -320,6 +320,24 @@ def test_settings_come_from_the_programs_own_functions() -> None:
     assert (s2.max_node_provision, s2.threshold) == (50 * 60, 50)
 
 
+def test_headroom_schedules_and_price_come_from_the_stack() -> None:
+    """prod: 4 GPUs in placeholders always, 4 placeholder pods of 2 GPUs (the largest gpusPerPod) on weekdays 08-20."""
+    cfg = stackfile.load("prod")
+    s = stackfile.settings_from_config(cfg, cfg.workloads[0], cfg.what_if or WhatIfConfig())
+    assert (s.headroom_gpus, s.placeholder_gpus, s.placeholder_priority) == (4, 2, -10)
+    (window,) = s.headroom_windows
+    assert (window.start, window.end, window.timezone, window.value) == (
+        "0 8 * * 1-5", "0 20 * * 1-5", "Europe/Luxembourg", 8)
+    assert [w.value for w in s.replica_windows] == [8]
+    assert s.price_per_gpu_hour == cfg.gpu_pool.price_per_gpu_hour
+    # A window counts placeholder pods; the simulator counts GPUs: pods of 1 GPU hold half as many.
+    one = stackfile.load("prod", ["gpuPool.headroom.podGpus=1"])
+    s1 = stackfile.settings_from_config(one, one.workloads[0], WhatIfConfig())
+    assert (s1.placeholder_gpus, s1.headroom_windows[0].value) == (1, 4)
+    none = stackfile.load("prod", ["gpuPool.headroom=null"])
+    assert stackfile.settings_from_config(none, none.workloads[0], WhatIfConfig()).headroom_gpus == 0
+
+
 def test_go_durations() -> None:
     assert go_duration_seconds("1h30m") == 5400
     assert go_duration_seconds("10s") == 10
