@@ -281,6 +281,34 @@ class ExporterNode:
         return "\n".join(lines) + "\n"
 
 
+def serve_metrics(body: bytes, path: str = "/metrics") -> ThreadingHTTPServer:
+    """A loopback HTTP server (ephemeral port) that answers `path` with a Prometheus text exposition."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server API)
+            if self.path != path:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def stop_servers(servers: Iterable[ThreadingHTTPServer]) -> None:
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
 class DcgmExporter:
     """One loopback HTTP server per node, each serving that node's /metrics."""
 
@@ -289,34 +317,11 @@ class DcgmExporter:
         self._servers: list[ThreadingHTTPServer] = []
 
     def __enter__(self) -> DcgmExporter:
-        for node in self.nodes:
-            body = node.exposition().encode()
-
-            class Handler(BaseHTTPRequestHandler):
-                payload = body
-
-                def do_GET(self) -> None:  # noqa: N802 (http.server API)
-                    if self.path != "/metrics":
-                        self.send_error(404)
-                        return
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/plain; version=0.0.4")
-                    self.send_header("Content-Length", str(len(self.payload)))
-                    self.end_headers()
-                    self.wfile.write(self.payload)
-
-                def log_message(self, *args: Any) -> None:
-                    pass
-
-            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            self._servers.append(server)
+        self._servers = [serve_metrics(node.exposition().encode()) for node in self.nodes]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
+        stop_servers(self._servers)
 
     def targets(self, namespace: str) -> list[Target]:
         """Each exporter pod as endpoint discovery sees it behind the `nvidia-dcgm-exporter` Service."""

@@ -19,9 +19,13 @@ BASE: dict[str, Any] = {
 
 def config(**changes: Any) -> dict[str, Any]:
     """BASE with dotted-path changes: config(**{"gpuPool.minNodes": 0}); a value of ... deletes the key."""
-    cfg = copy.deepcopy(BASE)
+    return apply_changes(copy.deepcopy(BASE), changes)
+
+
+def apply_changes(raw: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """Set each dotted path (`workloads.0.minReplicas`) in `raw`, in place; a value of ... deletes the key."""
     for path, value in changes.items():
-        node: Any = cfg
+        node: Any = raw
         parts = [int(p) if p.isdigit() else p for p in path.split(".")]
         for part in parts[:-1]:
             node = node[part]
@@ -29,7 +33,7 @@ def config(**changes: Any) -> dict[str, Any]:
             del node[parts[-1]]
         else:
             node[parts[-1]] = value
-    return cfg
+    return raw
 
 
 def problems(raw: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from components.workload import startup_failure_threshold
 from offline.engine import ROOT, Recording, Secret, record_program, record_stack
 from stackconfig import ConfigError, load_stack_config
 from stackconfig.model import ProbesConfig, secret_config_keys
-from tests.test_config import BASE, config, problems
+from tests.test_config import BASE, apply_changes, config, problems
 
 #: Distinctive values for every secret key prod refers to (what `pulumi config set --secret` would hold).
 PROD_SECRETS = {
@@ -48,20 +48,7 @@ SERVING = {
 def serving(**changes: Any) -> dict[str, Any]:
     raw = copy.deepcopy(BASE)
     raw["workloads"] = [copy.deepcopy(SERVING)]
-    return _apply(raw, changes)
-
-
-def _apply(raw: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    for path, value in changes.items():
-        node: Any = raw
-        parts = [int(p) if p.isdigit() else p for p in path.split(".")]
-        for part in parts[:-1]:
-            node = node[part]
-        if value is ...:
-            del node[parts[-1]]
-        else:
-            node[parts[-1]] = value
-    return raw
+    return apply_changes(raw, changes)
 
 
 # --- config -----------------------------------------------------------------------------------------

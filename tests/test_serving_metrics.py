@@ -13,10 +13,9 @@ dcgm-exporter series, and the HPA arithmetic (components/scaling.py) takes the l
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,9 @@ from tests.prometheus_harness import (
     PrometheusServer,
     dcgm_service_monitor,
     require,
+    serve_metrics,
     service_monitor_scrape_configs,
+    stop_servers,
     values_of,
 )
 
@@ -108,31 +109,11 @@ class VllmPods:
             body = (f"# HELP {WAITING} Number of requests waiting to be processed.\n# TYPE {WAITING} gauge\n"
                     f'{WAITING}{{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"}} {pod.waiting:g}\n'
                     ).encode()
-
-            class Handler(BaseHTTPRequestHandler):
-                payload, metrics_path = body, self.path
-
-                def do_GET(self) -> None:  # noqa: N802 (http.server API)
-                    if self.path != self.metrics_path:
-                        self.send_error(404)
-                        return
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/plain; version=0.0.4")
-                    self.end_headers()
-                    self.wfile.write(self.payload)
-
-                def log_message(self, *args: Any) -> None:
-                    pass
-
-            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            self._servers.append(server)
+            self._servers.append(serve_metrics(body, self.path))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
+        stop_servers(self._servers)
 
     def address(self, pod: ServingPod) -> str:
         return f"127.0.0.1:{self._servers[self.pods.index(pod)].server_address[1]}"
