@@ -887,7 +887,6 @@ AUTOSCALER_INTS = ("expendable-pods-priority-cutoff", "max-empty-bulk-delete", "
 AUTOSCALER_BOOLS = ("balance-similar-node-groups", "ignore-daemonsets-utilization", "scale-down-enabled",
                     "skip-nodes-with-custom-controller-pods", "skip-nodes-with-local-storage",
                     "skip-nodes-with-system-pods")
-GO_DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
 
 
 def _flavor_problems(cfg: StackConfig) -> list[Problem]:
@@ -924,7 +923,7 @@ def _autoscaler_problems(cfg: StackConfig) -> list[Problem]:
     out = []
     for key, value in cfg.cluster.autoscaler.items():
         where = f"cluster.autoscaler.{key}"
-        if key in AUTOSCALER_DURATIONS and value != "0" and not GO_DURATION.match(value):
+        if key in AUTOSCALER_DURATIONS and go_duration_seconds(value) is None:
             fix = f"write '{value}m' or '{value}s'" if _is_number(value) else "write it like '20m' or '90s'"
             out.append(Problem(where, value, "is not a duration with a unit (the autoscaler would refuse to start)",
                                fix))
@@ -1215,8 +1214,9 @@ def serving_problems(key: str, w: WorkloadConfig) -> list[Problem]:
 
 # --- timeouts (docs/timeouts-and-recovery.md) ----------------------------------------------------
 
-_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
-_GO_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+#: Go's time.ParseDuration units (pkg.go.dev/time#ParseDuration), longest first so "ms" is not read as "m" "s".
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|h|m|s)")
+_GO_DURATION_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
 def go_duration_seconds(value: str) -> float | None:
