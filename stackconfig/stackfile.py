@@ -12,8 +12,10 @@ project name (`gpu-autoscalling:gpuPool`) is otherwise handed to nobody and the 
 
 from __future__ import annotations
 
+import copy
 import datetime
 import difflib
+import functools
 import io
 import re
 from collections.abc import Iterable, Mapping
@@ -100,8 +102,17 @@ def _problem(path: Path, text: str, exc: MarkedYAMLError) -> Problem:
 
 
 def read_stack_file(path: Path) -> StackFile:
-    """Parse a stack file; raise StackFileError (a ConfigError) with file, line and column on any YAML error."""
+    """Parse a stack file; raise StackFileError (a ConfigError) with file, line and column on any YAML error.
+
+    ruamel's round-trip parser is slow (tens of ms), and one evaluation reads the same file several times (the
+    offline engine, the program, the secret placeholders): a parse is kept per content and handed out as a copy.
+    """
     text = path.read_text(encoding="utf-8")
+    return copy.deepcopy(_parse(path, text))
+
+
+@functools.lru_cache(maxsize=32)
+def _parse(path: Path, text: str) -> StackFile:
     yaml = YAML(typ="rt")  # round-trip: keeps each key's position; refuses duplicate keys
     try:
         data = yaml.load(io.StringIO(text))
