@@ -387,24 +387,21 @@ def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViola
         )
 
 
+def _budget_properties(price: str, budget: str) -> dict[str, Any]:
+    """The config both budget policies take: a node's hourly price and the most the stack may cost per hour."""
+    positive = {"type": "number", "exclusiveMinimum": 0}
+    return {"pricePerNodeHour": {**positive, "description": price},
+            "maxHourlyBudget": {**positive, "description": budget}}
+
+
 gpu_pool_budget = ResourceValidationPolicy(
     name="gpu-pool-hourly-budget",
     description="The GPU pools' maximum hourly cost (maxNodeCount × pricePerNodeHour) stays within "
     "maxHourlyBudget, when the stack's policy config sets both.",
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(
-        properties={
-            "pricePerNodeHour": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Price of one GPU node per hour, in the billing currency.",
-            },
-            "maxHourlyBudget": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Most the GPU pools may cost per hour at their maximum size.",
-            },
-        }
+        properties=_budget_properties("Price of one GPU node per hour, in the billing currency.",
+                                      "Most the GPU pools may cost per hour at their maximum size.")
     ),
     validate=_gpu_pool_budget,
 )
@@ -630,18 +627,8 @@ headroom_budget = StackValidationPolicy(
     "hold at most (priced per GPU = pricePerNodeHour / GPUs per node) stays within maxHourlyBudget.",
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(
-        properties={
-            "pricePerNodeHour": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Price of one GPU node per hour (the same value as gpu-pool-hourly-budget's).",
-            },
-            "maxHourlyBudget": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "Most the GPU pool's floor plus the idle headroom may cost per hour.",
-            },
-        }
+        properties=_budget_properties("Price of one GPU node per hour (the same value as gpu-pool-hourly-budget's).",
+                                      "Most the GPU pool's floor plus the idle headroom may cost per hour.")
     ),
     validate=_headroom_budget,
 )
