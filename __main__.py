@@ -28,8 +28,9 @@ from components.workload import (
 )
 from stackconfig import ConfigError, Problem, StackConfig
 from stackconfig.check import check_config
-from stackconfig.model import SECRETS_NAMESPACE, secret_config_keys
+from stackconfig.model import secret_config_keys
 from stackconfig.stackfile import read_stack_file
+from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE, SECRETS_NAMESPACE
 
 
 class InvalidStackConfig(ConfigError, pulumi.RunError):
@@ -104,9 +105,11 @@ monitoring = Monitoring(
             if cfg.monitoring.storage_size
             else None
         ),
-        rule_groups=alerts.rule_groups(cfg, gpu_operator_namespace="gpu-operator", keda_namespace="keda"),
+        rule_groups=alerts.rule_groups(
+            cfg, gpu_operator_namespace=GPU_OPERATOR_NAMESPACE, keda_namespace=KEDA_NAMESPACE
+        ),
         dashboards=dashboards.dashboards(cfg),
-        service_monitors={"keda-operator": alerts.keda_service_monitor("keda")},
+        service_monitors={"keda-operator": alerts.keda_service_monitor(KEDA_NAMESPACE)},
         extra_values=alerts.kube_state_metrics_values(cfg),
         alertmanager_config=(
             pulumi.Output.secret(

@@ -21,8 +21,8 @@ from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go
 from offline.engine import ROOT, ensure_gcore_sdk
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
 from stackconfig.check import full_key, project_name, stack_file
-from stackconfig.model import HEADROOM_PRIORITY
 from stackconfig.stackfile import namespace_problems
+from stacknames import HEADROOM_PRIORITY
 
 #: Any URL: the simulator reads the ScaledObject's numbers, never its server address.
 _PROMETHEUS_URL = "http://prometheus.invalid:9090"

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stackconfig.model import go_duration_seconds as stackconfig_duration
+from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF
 
 #: Cluster Autoscaler defaults for the flags the stack does not set (kubernetes/autoscaler,
 #: cluster-autoscaler/FAQ.md "What are the parameters to CA?", @55c37cd5): scan-interval 10s,
@@ -27,7 +28,7 @@ CA_DEFAULTS: dict[str, str] = {
     "scale-down-delay-after-delete": "0s",
     "scale-down-delay-after-failure": "3m",
     "max-node-provision-time": "15m",
-    "expendable-pods-priority-cutoff": "-10",
+    "expendable-pods-priority-cutoff": str(AUTOSCALER_EXPENDABLE_CUTOFF),
     "max-empty-bulk-delete": "10",
     "scale-down-enabled": "true",
 }

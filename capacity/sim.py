@@ -51,10 +51,9 @@ from zoneinfo import ZoneInfo
 from capacity.settings import Behavior, CronWindow, SimSettings
 from capacity.trace import Segment
 from components.scaling import hpa_desired_replicas
+from stacknames import WORKLOAD_PRIORITY
 
 EPS = 1e-9
-#: Placeholder pods use the overprovisioning recipe's priority; workload pods the default 0.
-WORKLOAD_PRIORITY = 0
 
 
 @dataclass(eq=False)

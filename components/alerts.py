@@ -29,9 +29,8 @@ import re
 from typing import Any
 
 from components import dcgm, scaling
-from components.headroom import PLACEHOLDER_NAME
 from stackconfig import StackConfig, WorkloadConfig
-from stackconfig.model import HEADROOM_NAMESPACE
+from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE, NAME_LABEL, PLACEHOLDER_NAME
 
 # --- where the metrics come from ---------------------------------------------------------------
 
@@ -159,7 +158,7 @@ def keda_service_monitor(keda_namespace: str) -> dict[str, Any]:
     """
     return {
         "namespaceSelector": {"matchNames": [keda_namespace]},
-        "selector": {"matchLabels": {"app.kubernetes.io/name": KEDA_OPERATOR}},
+        "selector": {"matchLabels": {NAME_LABEL: KEDA_OPERATOR}},
         "endpoints": [
             {
                 "port": KEDA_METRICS_PORT_NAME,
@@ -551,7 +550,7 @@ def _alerts(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace: str) 
 
 
 def rule_groups(
-    cfg: StackConfig, *, gpu_operator_namespace: str = "gpu-operator", keda_namespace: str = "keda"
+    cfg: StackConfig, *, gpu_operator_namespace: str = GPU_OPERATOR_NAMESPACE, keda_namespace: str = KEDA_NAMESPACE
 ) -> list[dict[str, Any]]:
     """PrometheusRule `spec.groups`: the recording rules first (alerts read them), then the alerts."""
     records = [*_pool_rules(cfg), *_dcgm_rules()]

@@ -17,7 +17,7 @@ import pulumi_gcore as gcore
 import pulumi_kubernetes as k8s
 
 from stackconfig import ClusterConfig, GpuPoolConfig, SystemPoolConfig, WorkloadConfig
-from stackconfig.model import AUTOSCALER_EXPENDABLE_CUTOFF
+from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF
 
 
 def autoscaler_config(

@@ -19,9 +19,10 @@ import pulumi_kubernetes as k8s
 from components import dcgm
 from components.kube import namespace, pinned_release, tolerations_for
 from stackconfig import versions
+from stacknames import GPU_OPERATOR_NAMESPACE, GPU_RESOURCE
 
 #: The chart's own defaults, which a values list replaces rather than extends.
-_DEFAULT_DAEMONSET_TOLERATIONS = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+_DEFAULT_DAEMONSET_TOLERATIONS = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
 _CONTROL_PLANE_TOLERATION = {
     "key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule",
 }
@@ -54,7 +55,7 @@ def gpu_operator_values(pool_taints: Mapping[str, str]) -> dict[str, Any]:
 class GpuOperatorArgs:
     version: str
     pool_taints: Mapping[str, str]
-    namespace: str = "gpu-operator"
+    namespace: str = GPU_OPERATOR_NAMESPACE
 
 
 class GpuOperator(pulumi.ComponentResource):

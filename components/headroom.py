@@ -25,17 +25,23 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kube import PLATFORM_LABELS, namespace, tolerations_for
-from components.workload import GPU_RESOURCE, PoolPlacement, schedule_triggers
+from components.kube import namespace, tolerations_for
+from components.workload import PoolPlacement, schedule_triggers
 from stackconfig import HeadroomConfig
-from stackconfig.model import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, WORKLOAD_PRIORITY
 from stackconfig.versions import PAUSE_IMAGE
+from stacknames import (
+    GPU_RESOURCE,
+    HEADROOM_NAMESPACE,
+    HEADROOM_PRIORITY,
+    HEADROOM_PRIORITY_CLASS,
+    NAME_LABEL,
+    PLACEHOLDER_LABELS,
+    PLACEHOLDER_NAME,
+    PLATFORM_LABELS,
+    WORKLOAD_PRIORITY,
+    WORKLOAD_PRIORITY_CLASS,
+)
 
-PLACEHOLDER_NAME = "gpu-headroom"
-HEADROOM_PRIORITY_CLASS = "gpu-headroom"
-WORKLOAD_PRIORITY_CLASS = "gpu-workload"
-#: The label every placeholder pod carries; alerts and dashboards select placeholders by their namespace.
-PLACEHOLDER_LABELS = {"app.kubernetes.io/name": PLACEHOLDER_NAME, "app.kubernetes.io/component": "headroom"}
 #: pause runs as nobody (65535) in its image; stated so `runAsNonRoot` can be verified without the image.
 PAUSE_UID = 65535
 
@@ -85,7 +91,7 @@ def placeholder_deployment_spec(
     """A Deployment of pause pods, each holding `pod_gpus` GPUs of the pool, Pod Security `restricted`."""
     gpus = str(pod_gpus)
     spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": PLACEHOLDER_NAME}},
+        "selector": {"matchLabels": {NAME_LABEL: PLACEHOLDER_NAME}},
         # A surge placeholder would be Pending on a full pool and make the autoscaler add a node: replace
         # placeholders by deleting them first.
         "strategy": {"type": "Recreate"},

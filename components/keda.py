@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.kube import namespace, pinned_release
 from stackconfig import versions
+from stacknames import KEDA_NAMESPACE
 
 
 def keda_values() -> dict[str, Any]:
@@ -27,7 +28,7 @@ def keda_values() -> dict[str, Any]:
 @dataclass(frozen=True)
 class KedaArgs:
     version: str
-    namespace: str = "keda"
+    namespace: str = KEDA_NAMESPACE
 
 
 class Keda(pulumi.ComponentResource):

@@ -9,8 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from stackconfig.versions import Chart
-
-PLATFORM_LABELS = {"app.kubernetes.io/part-of": "gpu-platform", "app.kubernetes.io/managed-by": "pulumi"}
+from stacknames import PLATFORM_LABELS
 
 
 def tolerations_for(taints: Mapping[str, str]) -> list[dict[str, Any]]:

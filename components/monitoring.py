@@ -18,8 +18,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.kube import PLATFORM_LABELS, namespace, pinned_release
+from components.kube import namespace, pinned_release
 from stackconfig import versions
+from stacknames import MONITORING_NAMESPACE, NODE_EXPORTER_NAMESPACE, PLATFORM_LABELS
 
 #: Short, stable object names: services become `kps-prometheus`, `kps-grafana`, ...
 FULLNAME = "kps"
@@ -31,10 +32,6 @@ DASHBOARD_LABEL = ("grafana_dashboard", "1")
 #: Secret with `alertmanager.yaml` that the operator mounts instead of the chart's (alertmanagerSpec.configSecret).
 ALERTMANAGER_CONFIG_SECRET = "alertmanager-gpu-platform"
 ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
-#: node-exporter reads the host (hostNetwork, hostPID, hostPath `/`, `/proc`, `/sys`), which Pod Security
-#: `baseline` refuses: it runs alone in this namespace, the only `privileged` one besides the GPU Operator's,
-#: so `monitoring` (Prometheus, Grafana, Alertmanager, operators) stays `baseline`.
-NODE_EXPORTER_NAMESPACE = "node-exporter"
 
 
 def prometheus_url(namespace_name: str) -> str:
@@ -109,7 +106,7 @@ class MonitoringArgs:
     retention: str = "15d"
     #: Prometheus volume (`storage_spec(...)`); None keeps the TSDB on an emptyDir.
     storage: Mapping[str, Any] | None = None
-    namespace: str = "monitoring"
+    namespace: str = MONITORING_NAMESPACE
     #: Where node-exporter runs: a namespace of its own at Pod Security `privileged` (it reads the host).
     node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE
     #: PrometheusRule `spec.groups` (alerts and recording rules).

@@ -20,11 +20,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import scaling
-from components.kube import PLATFORM_LABELS, namespace, tolerations_for
+from components.kube import namespace, tolerations_for
 from stackconfig import ScheduleConfig, WorkloadConfig
-from stackconfig.model import SERVING_DRAIN_SECONDS, ModelCacheConfig, ProbesConfig
-
-GPU_RESOURCE = "nvidia.com/gpu"
+from stackconfig.model import ModelCacheConfig, ProbesConfig
+from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS, SERVING_DRAIN_SECONDS
 
 
 @dataclass(frozen=True)
@@ -164,7 +163,7 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
 
 
 def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, Any]:
-    selector = {"app.kubernetes.io/name": w.name}
+    selector = {NAME_LABEL: w.name}
     requests: dict[str, str] = {GPU_RESOURCE: str(w.gpus_per_pod)}
     if w.requests.cpu:
         requests["cpu"] = w.requests.cpu
@@ -205,10 +204,6 @@ def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, An
 
 #: Where the model cache sends Hugging Face downloads (vLLM, transformers): HF_HOME under the cache mount.
 HF_HOME = "HF_HOME"
-#: Seconds a serving pod keeps answering after it is told to stop, while its address leaves the Service's
-#: EndpointSlices and every node's proxy: SIGTERM only follows the preStop hook (kubernetes.io/docs/concepts/
-#: containers/container-lifecycle-hooks; the `sleep` action needs no shell in the image, Kubernetes ≥ 1.30).
-DRAIN_SECONDS = SERVING_DRAIN_SECONDS
 
 
 def env_secret_name(workload: str) -> str:
@@ -251,8 +246,11 @@ def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, A
     mounts: list[dict[str, Any]] = []
     if w.ports:
         container["ports"] = [{"name": p.name, "containerPort": p.port, "protocol": "TCP"} for p in w.ports]
-        # Scale-down and rollouts then drop no request that was already routed to the pod.
-        container["lifecycle"] = {"preStop": {"sleep": {"seconds": DRAIN_SECONDS}}}
+        # Scale-down and rollouts then drop no request that was already routed to the pod: SIGTERM only follows
+        # the preStop hook, while the pod's address leaves the Service's EndpointSlices and every node's proxy
+        # (kubernetes.io/docs/concepts/containers/container-lifecycle-hooks; the `sleep` action needs no shell in
+        # the image, Kubernetes ≥ 1.30).
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": SERVING_DRAIN_SECONDS}}}
     if w.probes is not None:
         container.update(probe_specs(w.probes))
     env = list(container.get("env", []))
@@ -327,7 +325,7 @@ class GpuWorkload(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
         w = args.workload
-        labels = {"app.kubernetes.io/name": w.name, **PLATFORM_LABELS}
+        labels = {NAME_LABEL: w.name, **PLATFORM_LABELS}
         pod_inputs = self._serving_children(name, args, labels)
         spec = deployment_spec(w, args.placement)
         if args.priority_class is not None:
@@ -349,7 +347,7 @@ class GpuWorkload(pulumi.ComponentResource):
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec={"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": w.name}}},
+            spec={"maxUnavailable": 1, "selector": {"matchLabels": {NAME_LABEL: w.name}}},
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.scaled_object = k8s.apiextensions.CustomResource(
@@ -396,7 +394,7 @@ class GpuWorkload(pulumi.ComponentResource):
                     lambda pw: dockerconfigjson(reg.server, reg.username, pw))},
                 opts=child,
             ))
-        selector = {"app.kubernetes.io/name": w.name}
+        selector = {NAME_LABEL: w.name}
         if w.ports:
             k8s.core.v1.Service(
                 f"{name}-service",

@@ -266,7 +266,8 @@ def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) 
     graph tests have no such values. A config that does not load gets none (the program reports it).
     """
     from stackconfig import ConfigError, load_stack_config
-    from stackconfig.model import SECRETS_NAMESPACE, secret_config_keys
+    from stackconfig.model import secret_config_keys
+    from stacknames import SECRETS_NAMESPACE
 
     project, config, _ = load_config(stack)
     for key, value in (overrides or {}).items():

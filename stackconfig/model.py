@@ -31,6 +31,17 @@ from pydantic_core import PydanticCustomError
 from stackconfig import flavors, packing, versions
 from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
 from stackconfig.packing import pack
+from stacknames import (
+    AUTOSCALER_EXPENDABLE_CUTOFF,
+    DEFAULT_WORKLOAD_NAMESPACE,
+    GPU_RESOURCE,
+    HEADROOM_NAMESPACE,
+    HEADROOM_PRIORITY,
+    POOL_LABEL,
+    RESERVED_NAMESPACES,
+    SECRETS_NAMESPACE,
+    SERVING_DRAIN_SECONDS,
+)
 
 # --- value rules -------------------------------------------------------------------------------
 
@@ -45,8 +56,6 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 #: Pod names are `<deployment>-<hash up to 10>-<5>`, truncated by Kubernetes at 58+5 chars; a name of at
 #: most 40 keeps every pod name whole, so the query's pod regex matches all of the workload's pods.
 WORKLOAD_NAME_MAX = 40
-#: Namespaces the platform owns or Kubernetes reserves: workloads go elsewhere.
-RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "gpu-operator", "keda", "monitoring")
 AUTOSCALER_KEYS = (
     "balance-similar-node-groups", "expander", "expendable-pods-priority-cutoff",
     "ignore-daemonsets-utilization", "max-empty-bulk-delete", "max-graceful-termination-sec",
@@ -270,18 +279,6 @@ def _as_flag(value: Any) -> Any:
 
 # --- headroom and schedules (issue 8) ---------------------------------------------------------------
 
-#: Priority of the headroom placeholder pods. The Cluster Autoscaler treats pods *below*
-#: `expendable-pods-priority-cutoff` (default -10) as expendable: they never trigger a scale-up
-#: (kubernetes/autoscaler cluster-autoscaler/FAQ.md, "How does Cluster Autoscaler work with Pod Priority and
-#: Preemption?"). -10 is the FAQ's own overprovisioning value: not expendable, below every real pod.
-HEADROOM_PRIORITY = -10
-#: Priority of the platform's GPU workloads: Kubernetes' default for pods without a class (0), so they
-#: preempt only the placeholders, never another tenant's pods on the pool.
-WORKLOAD_PRIORITY = 0
-#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md, parameters table).
-AUTOSCALER_EXPENDABLE_CUTOFF = -10
-#: Namespace of the placeholder Deployment (Pod Security `restricted`); no workload may share it.
-HEADROOM_NAMESPACE = "gpu-headroom"
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 _CRON_NAMES = frozenset((
@@ -349,8 +346,8 @@ class HeadroomConfig(_Model):
     schedules: list[ScheduleConfig] = Field(default_factory=list)
 
 
-DEFAULT_POOL_LABELS = {"platform.gcore-gpu/pool": "gpu"}
-DEFAULT_POOL_TAINTS = {"nvidia.com/gpu": "present:NoSchedule"}
+DEFAULT_POOL_LABELS = {POOL_LABEL: "gpu"}
+DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
 
 
 class GpuPoolConfig(_Model):
@@ -435,13 +432,9 @@ class WakeTriggerConfig(_Model):
 
 #: Container port names (IANA_SVC_NAME): ≤ 15 lowercase alphanumerics or '-', at least one letter.
 PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-#: The Pulumi config namespace that holds secret values: `pulumi config set --secret secrets:<key> …`.
-SECRETS_NAMESPACE = "secrets"
 SECRET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 QUANTITY_MIB = {"Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
-#: preStop drain of a workload with ports (components/workload.py DRAIN_SECONDS).
-SERVING_DRAIN_SECONDS = 10
 
 
 def _port_name(value: str) -> str:
@@ -604,7 +597,7 @@ class WorkloadConfig(_Model):
     """A GPU Deployment scaled by KEDA on its GPUs' utilisation."""
 
     name: Annotated[DnsLabel, Field(max_length=WORKLOAD_NAME_MAX)]
-    namespace: DnsLabel = "gpu-workloads"
+    namespace: DnsLabel = DEFAULT_WORKLOAD_NAMESPACE
     image: Image
     command: list[str] = Field(default_factory=list)
     args: list[str] = Field(default_factory=list)

@@ -35,7 +35,8 @@ from components.workload import (  # noqa: E402
 )
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
-from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES, fit_problems, serving_problems  # noqa: E402
+from stackconfig.model import KNOWN_KEYS, fit_problems, serving_problems  # noqa: E402
+from stacknames import RESERVED_NAMESPACES  # noqa: E402
 
 
 class ContractError(ValueError):

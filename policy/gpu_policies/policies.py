@@ -23,11 +23,12 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF, COMPONENT_LABEL, GPU_RESOURCE, PLACEHOLDER_COMPONENT
+
 CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
 HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 SCALED_OBJECT_TYPE = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
-GPU_RESOURCE = "nvidia.com/gpu"
 
 #: Where each workload kind keeps its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -486,15 +487,11 @@ gpu_pool_workloads = StackValidationPolicy(
 # GPU headroom (placeholder pods that hold spare GPUs; components/headroom.py)
 
 PRIORITY_CLASS_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
-#: How the platform marks headroom placeholder pods (their pod template's label).
-HEADROOM_COMPONENT = ("app.kubernetes.io/component", "headroom")
-#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md), when the cluster does not set it.
-DEFAULT_EXPENDABLE_CUTOFF = -10
 
 
 def _is_placeholder(spec_props: Mapping[str, Any], resource_type: str) -> bool:
     labels = _get(spec_props, *POD_SPEC_PATHS[resource_type][:-1], "metadata", "labels") or {}
-    return labels.get(HEADROOM_COMPONENT[0]) == HEADROOM_COMPONENT[1]
+    return labels.get(COMPONENT_LABEL) == PLACEHOLDER_COMPONENT
 
 
 def _pod_priority(spec: Mapping[str, Any], classes: Mapping[str, float], default: float) -> float | None:
@@ -543,7 +540,7 @@ def _headroom_priority(args: StackValidationArgs, report_violation: ReportViolat
             continue
         for cutoff in cutoffs:
             try:
-                value = int(float(cutoff)) if cutoff is not None else DEFAULT_EXPENDABLE_CUTOFF
+                value = int(float(cutoff)) if cutoff is not None else AUTOSCALER_EXPENDABLE_CUTOFF
             except ValueError:
                 continue
             if priority < value:
