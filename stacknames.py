@@ -25,8 +25,11 @@ NODE_EXPORTER_NAMESPACE = "node-exporter"
 HEADROOM_NAMESPACE = "gpu-headroom"
 #: Namespaces Kubernetes itself owns.
 KUBERNETES_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
-#: Namespaces the platform owns or Kubernetes reserves: no workload may use one.
-RESERVED_NAMESPACES = (*KUBERNETES_NAMESPACES, GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE, MONITORING_NAMESPACE)
+#: Namespaces the platform owns or Kubernetes reserves: no workload may use one (the headroom's has a rule and a
+#: message of its own).
+RESERVED_NAMESPACES = (
+    *KUBERNETES_NAMESPACES, GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE, MONITORING_NAMESPACE, NODE_EXPORTER_NAMESPACE,
+)
 #: Where a workload goes when its stack entry names no namespace.
 DEFAULT_WORKLOAD_NAMESPACE = "gpu-workloads"
 
