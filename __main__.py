@@ -26,9 +26,7 @@ from components.workload import (
     rollout_timeout_minutes,
     service_address,
 )
-from stackconfig import ConfigError, Problem, StackConfig
-from stackconfig.check import check_config
-from stackconfig.model import secret_config_keys
+from stackconfig import ConfigError, Problem, StackConfig, check_config, secret_config_keys
 from stackconfig.stackfile import read_stack_file
 from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE, SECRETS_NAMESPACE
 

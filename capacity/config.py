@@ -20,8 +20,7 @@ import yaml
 from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go_duration_seconds, prom_duration_seconds
 from offline.engine import ROOT, ensure_gcore_sdk
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
-from stackconfig.check import full_key, project_name, stack_file
-from stackconfig.stackfile import namespace_problems
+from stackconfig.stackfile import read_stack
 from stacknames import HEADROOM_PRIORITY
 
 #: Any URL: the simulator reads the ScaledObject's numbers, never its server address.
@@ -34,14 +33,11 @@ def read_stack_file(stack: str, root: Path = ROOT) -> dict[str, Any]:
     path = root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no stack file {path.name} in {root}")
-    project = project_name(root)
-    sf = stack_file(root, stack)
-    problems = namespace_problems(sf.config, project, {full_key(k, project): sf.where(k) for k in sf.config})
+    source = read_stack(root, stack)
+    problems = source.namespace_problems()
     if problems:
         raise ConfigError(problems)
-    prefix = f"{project}:"
-    return {full_key(k, project).removeprefix(prefix): v for k, v in sf.config.items()
-            if full_key(k, project).startswith(prefix) and k not in sf.secure_keys}
+    return source.project_keys()
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from stackconfig.model import go_duration_seconds as stackconfig_duration
+from stackconfig.units import go_duration_seconds as stackconfig_duration
 from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF
 
 #: Cluster Autoscaler defaults for the flags the stack does not set (kubernetes/autoscaler,

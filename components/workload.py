@@ -21,8 +21,7 @@ import pulumi_kubernetes as k8s
 
 from components import scaling
 from components.kube import namespace, tolerations_for
-from stackconfig import ScheduleConfig, WorkloadConfig
-from stackconfig.model import ModelCacheConfig, ProbesConfig
+from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
 from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS, SERVING_DRAIN_SECONDS
 
 

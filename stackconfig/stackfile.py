@@ -8,6 +8,9 @@ the Pulumi CLI's Go YAML library, so `yes`/`no`/`on`/`off` stay strings there as
 
 Also here: which config namespaces a stack may use (`namespace_problems`), because a key under a misspelled
 project name (`gpu-autoscalling:gpuPool`) is otherwise handed to nobody and the defaults apply silently.
+
+This is the one reader of stack files: `read_stack` gives the program's checks, the offline engine (config as the
+CLI would pass it), `python -m stackconfig` and the what-if the same keys, positions and secret placeholders.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import datetime
 import difflib
 import functools
 import io
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +47,10 @@ GCORE_KEYS = (
     "gcorePlatform", "gcorePlatformApi", "gcoreStorageApi", "gcoreWaapApi", "ignoreCredsAuthError", "password",
     "permanentApiToken", "userName",
 )
+
+
+#: What an offline reader gives a `secure:` value it cannot decrypt (no credentials, no passphrase).
+SECRET_PLACEHOLDER = "offline-placeholder-secret"
 
 
 class StackFileError(ConfigError):
@@ -138,6 +146,58 @@ def _parse(path: Path, text: str) -> StackFile:
             positions[str(key)] = (line + 1, column + 1)
     secure = tuple(str(k) for k, v in config.items() if isinstance(v, Mapping) and set(v) == {"secure"})
     return StackFile(path, _plain(config), positions, secure)
+
+
+def project_name(project_dir: Path) -> str:
+    """The `name:` of the project's Pulumi.yaml."""
+    data = YAML(typ="safe", pure=True).load((project_dir / "Pulumi.yaml").read_text(encoding="utf-8"))
+    return str(data["name"])
+
+
+def full_key(key: str, project: str) -> str:
+    """A stack-file key without a namespace belongs to the project (the Pulumi CLI's rule)."""
+    return key if ":" in key else f"{project}:{key}"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A project's stack file, with each key under its full `<namespace>:<key>` name."""
+
+    project: str
+    file: StackFile
+
+    def config(self) -> dict[str, Any]:
+        """Every key's plain value; a `secure:` one is SECRET_PLACEHOLDER."""
+        sf = self.file
+        return {full_key(k, self.project): (SECRET_PLACEHOLDER if k in sf.secure_keys else v)
+                for k, v in sf.config.items()}
+
+    def secret_keys(self) -> list[str]:
+        """The full names of the `secure:` keys."""
+        return [full_key(k, self.project) for k in self.file.secure_keys]
+
+    def positions(self) -> dict[str, str]:
+        """`Pulumi.dev.yaml:5:3` per full key, for messages."""
+        return {full_key(k, self.project): self.file.where(k) for k in self.file.config}
+
+    def engine_config(self) -> dict[str, str]:
+        """Config as the Pulumi CLI passes it to a program: a string as it is, anything else as JSON text."""
+        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in self.config().items()}
+
+    def project_keys(self) -> dict[str, Any]:
+        """The project's own keys without `<project>:` (what `load_stack_config` takes); `secure:` ones left out."""
+        prefix, secure = f"{self.project}:", set(self.secret_keys())
+        return {k.removeprefix(prefix): v for k, v in self.config().items() if k.startswith(prefix)
+                and k not in secure}
+
+    def namespace_problems(self) -> list[Problem]:
+        return namespace_problems(self.config(), self.project, self.positions())
+
+
+def read_stack(project_dir: Path, stack: str) -> Stack:
+    """`Pulumi.<stack>.yaml` of the project in `project_dir`, read strictly (StackFileError with file:line:column;
+    FileNotFoundError when there is no such file)."""
+    return Stack(project_name(project_dir), read_stack_file(project_dir / f"Pulumi.{stack}.yaml"))
 
 
 def namespace_problems(keys: Iterable[str], project: str, where: Mapping[str, str] | None = None) -> list[Problem]:

@@ -19,8 +19,7 @@ import yaml
 from components import alerting
 from components.monitoring import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
 from offline.engine import Recording, Secret, record_stack
-from stackconfig import versions
-from stackconfig.model import AlertingConfig
+from stackconfig import AlertingConfig, versions
 from tests.chart_cache import chart_values
 from tests.test_serving import PROD_SECRETS
 

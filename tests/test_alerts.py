@@ -22,7 +22,7 @@ import pytest
 from components import alerts, dcgm, scaling
 from offline.engine import Recording
 from stackconfig import StackConfig, WorkloadConfig, versions
-from stackconfig.model import HEADROOM_NAMESPACE
+from stacknames import HEADROOM_NAMESPACE
 from tests.chart_cache import chart_values
 from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config

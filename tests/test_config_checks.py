@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from stackconfig import ConfigError, GpuPoolConfig, load_stack_config
+from stackconfig import ConfigError, GpuPoolConfig, check_config, load_stack_config
 from stackconfig.__main__ import main as stackconfig_main
-from stackconfig.check import check_config
 from stackconfig.flavors import GPU_FLAVORS, gpus_of
 from stackconfig.packing import pack
 from stackconfig.stackfile import StackFileError, read_stack_file
@@ -286,6 +285,8 @@ def test_the_program_reads_its_stack_file_strictly_before_its_config(
 
     The engine's own strict reader is replaced by a lenient one here, so only the program can catch the duplicate.
     """
+    import json
+
     import pulumi
     import yaml
 
@@ -295,8 +296,12 @@ def test_the_program_reads_its_stack_file_strictly_before_its_config(
     twice = "  gpu-autoscaling:protect: false\n  gpu-autoscaling:protect: true\n"
     stack = (ROOT / "Pulumi.dev.yaml").read_text() + twice
     project(tmp_path, stack)
-    monkeypatch.setattr(engine, "_read_stack_config",
-                        lambda path: yaml.safe_load(path.read_text())["config"])  # last one wins, silently
+
+    def lenient(stack: str, project_dir: Path) -> tuple[str, dict[str, str], list[str]]:
+        config = yaml.safe_load((project_dir / f"Pulumi.{stack}.yaml").read_text())["config"]  # last one wins
+        return "gpu-autoscaling", {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, []
+
+    monkeypatch.setattr(engine, "load_config", lenient)
     seen = engine.Recording("dev")
     with pytest.raises(pulumi.RunError) as exc:
         engine.record_program(tmp_path, "dev", into=seen)

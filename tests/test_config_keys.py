@@ -1,6 +1,6 @@
 """No config key that does nothing: every key of the config model changes the recorded plan.
 
-The keys are walked from the pydantic models (stackconfig/model.py), so a new key without an entry here fails
+The keys are walked from the pydantic models (stackconfig/stack.py), so a new key without an entry here fails
 `test_every_config_key_is_covered`. Each entry gives a context (project keys set on top of the dev stack, to
 reach the case where the key matters) and the change of that one key to another valid value; the plan of the
 changed stack (offline/plan.py `build_plan`, what a reviewer diffs) must differ from the plan of the context in
@@ -24,8 +24,7 @@ from pydantic import BaseModel
 
 from offline.engine import ROOT, placeholder_secrets, record_stack
 from offline.plan import build_plan
-from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import StackConfig
+from stackconfig import ConfigError, StackConfig, load_stack_config
 
 DEV = yaml.safe_load(Path(ROOT / "Pulumi.dev.yaml").read_text())["config"]
 PROJECT = "gpu-autoscaling"

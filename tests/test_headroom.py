@@ -19,8 +19,8 @@ import pytest
 from components import scaling
 from components.headroom import HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
 from offline.engine import RecordedResource, Recording
-from stackconfig.model import HEADROOM_NAMESPACE
 from stackconfig.versions import PAUSE_IMAGE
+from stacknames import HEADROOM_NAMESPACE
 from tests.chart_cache import crd as chart_crd
 from tests.conftest import cluster_name
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from stackconfig import ConfigError, load_stack_config, packing
-from stackconfig.model import HEADROOM_NAMESPACE, HEADROOM_PRIORITY
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY
 from tests.test_config import config, problems
 
 WINDOW = {"start": "0 8 * * 1-5", "end": "0 18 * * 1-5", "timezone": "Europe/Luxembourg", "minReplicas": 2}

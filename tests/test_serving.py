@@ -17,8 +17,7 @@ import pytest
 
 from components.workload import startup_failure_threshold
 from offline.engine import ROOT, Recording, Secret, record_program, record_stack
-from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import ProbesConfig, secret_config_keys
+from stackconfig import ConfigError, ProbesConfig, load_stack_config, secret_config_keys
 from tests.test_config import BASE, apply_changes, config, problems
 
 #: Distinctive values for every secret key prod refers to (what `pulumi config set --secret` would hold).

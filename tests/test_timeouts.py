@@ -20,7 +20,7 @@ from components.cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_time
 from components.workload import rollout_timeout_minutes
 from offline.engine import Recording
 from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import go_duration_seconds
+from stackconfig.units import go_duration_seconds
 from tests.conftest import cluster_name
 from tests.test_gcore_double import RecordingMonitor, gcore, gpu_pool, inputs_of
 

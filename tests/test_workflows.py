@@ -192,13 +192,7 @@ def test_offline_plan_comment_is_posted_without_running_pull_request_code() -> N
 def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path: Path) -> None:
     """Run the review script with a stand-in `offline.plan` (the real one plans the program)."""
     work = tmp_path / "work"
-    shutil.copytree(ROOT / "delivery", work / "delivery")
-    shutil.copytree(ROOT / "policy", work / "policy")  # the base checkout's policy pack and its config
-    for package in ("components", "stackconfig"):  # what delivery.render_check imports
-        shutil.copytree(ROOT / package, work / package)
-    (work / "offline").mkdir(parents=True)
-    (work / "offline" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "offline" / "engine.py", work / "offline" / "engine.py")
+    _repo_copy(work)  # the base checkout: its program, tools, policy pack and their config
     (work / "offline" / "plan.py").write_text(
         textwrap.dedent(
             f"""
@@ -418,9 +412,14 @@ def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
 
 
 def _repo_copy(dest: Path) -> None:
-    for name in ("capacity", "components", "stackconfig", "offline", "testdoubles", "traces"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"):
+    """A checkout of the repository's program and tools (every file git tracks or would add), without its tests,
+    docs and workflows: what a CI job's checkout runs."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout.splitlines()
+    for name in listed:
+        if name.split("/", 1)[0] in ("tests", "docs", ".github", "examples") or not (ROOT / name).is_file():
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, dest / name)
 
 
@@ -466,8 +465,6 @@ def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> 
     work = tmp_path / "work"
     work.mkdir()
     _repo_copy(work)
-    shutil.copytree(ROOT / "delivery", work / "delivery")
-    shutil.copytree(ROOT / "policy", work / "policy")
     (work / "offline" / "plan.py").write_text(  # stand-in planner, as in the test above
         "import pathlib, shutil, sys\n"
         "out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"

@@ -35,7 +35,9 @@ from components.workload import (  # noqa: E402
 )
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
-from stackconfig.model import KNOWN_KEYS, fit_problems, serving_problems  # noqa: E402
+from stackconfig.rules.serving import serving_problems  # noqa: E402
+from stackconfig.rules.workloads import fit_problems  # noqa: E402
+from stackconfig.stack import KNOWN_KEYS  # noqa: E402
 from stacknames import RESERVED_NAMESPACES  # noqa: E402
 
 
