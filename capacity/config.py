@@ -2,8 +2,8 @@
 
 The stack file is read the way `offline.engine.load_config` and the Pulumi CLI read it, validated by
 `stackconfig.load_stack_config` (so a bad override fails exactly like a bad stack file), and the numbers
-come from the functions the program itself calls: `scaled_object_spec` (components/workload.py) and
-`autoscaler_config` (components/cluster.py). `settings_from_config` is the only place that maps config
+come from the functions the program itself calls: `scaled_object_spec` (renderers/workload_specs.py)
+and `autoscaler_config` (renderers/gcore_cluster.py). `settings_from_config` is the only place that maps config
 to the simulator.
 """
 
@@ -17,8 +17,12 @@ from typing import Any
 
 import yaml
 
+from capacity.hpa import HPA_TOLERANCE
 from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go_duration_seconds, prom_duration_seconds
-from offline.engine import ROOT, ensure_gcore_sdk
+from offline.engine import ROOT
+from renderers import dcgm
+from renderers.gcore_cluster import autoscaler_config
+from renderers.workload_specs import scaled_object_spec
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
 from stackconfig.stackfile import read_stack
 from stacknames import HEADROOM_PRIORITY
@@ -112,10 +116,6 @@ class Conversion:
 
 def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: WhatIfConfig) -> SimSettings:
     """The single mapping from the stack's config to the simulator."""
-    ensure_gcore_sdk()
-    from components.cluster import autoscaler_config
-    from components.workload import scaled_object_spec
-
     pool = cfg.gpu_pool
     spec = scaled_object_spec(workload, _PROMETHEUS_URL)
     behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
@@ -124,8 +124,6 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
     others = tuple(
         o.gpus_per_pod for o in cfg.workloads if o.name != workload.name for _ in range(o.min_replicas)
     )
-    from components import dcgm, scaling
-
     # Workload cron windows of minimum replicas (rendered as KEDA cron triggers by scaled_object_spec).
     replica_windows = tuple(CronWindow(s.start, s.end, s.timezone, s.min_replicas) for s in workload.schedules)
     # Placeholder headroom: a window's minReplicas counts placeholder pods; the simulator counts GPUs.
@@ -151,7 +149,7 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         threshold=float(trigger["metadata"]["threshold"]),
         scale_up=Behavior.parse(behavior["scaleUp"]),
         scale_down=Behavior.parse(behavior["scaleDown"]),
-        tolerance=scaling.HPA_TOLERANCE,
+        tolerance=HPA_TOLERANCE,
         polling_interval=int(spec["pollingInterval"]),
         cooldown_period=int(spec.get("cooldownPeriod", 300)),
         replica_windows=replica_windows,

@@ -2,8 +2,8 @@
 
 `SimSettings` is the simulator's own frozen view: every delay in seconds, every rule as a value. It is
 built by `settings_from_config` from the very objects `pulumi up` uses: the validated `StackConfig`,
-`components.workload.scaled_object_spec` (the ScaledObject and its HPA behaviour as rendered), and
-`components.cluster.autoscaler_config` (the Cluster Autoscaler flags as sent to Gcore). Nothing here
+`renderers.workload_specs.scaled_object_spec` (the ScaledObject and its HPA behaviour as rendered), and
+`renderers.gcore_cluster.autoscaler_config` (the Cluster Autoscaler flags as sent to Gcore). Nothing here
 re-derives a formula of those functions; it parses what they return.
 """
 

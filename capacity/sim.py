@@ -12,7 +12,7 @@ Sources of every rule (upstream code and docs, versions as read):
   `convertDesiredReplicasWithBehaviorRate`, `calculateScaleUpLimitWithScalingRules`,
   `calculateScaleDownLimitWithBehaviors`) and `replica_calculator.go` `GetExternalPerPodMetricReplicas`
   (AverageValue: `ceil(sum / target)`, tolerance on `sum / (target × statusReplicas)` where statusReplicas
-  counts Pending pods) - the arithmetic itself is `components.scaling.hpa_desired_replicas`.
+  counts Pending pods) - the arithmetic itself is `capacity.hpa.hpa_desired_replicas`.
 - KEDA: `scaledobject_types.go` GetHPAMinReplicas (the HPA's min is 1 when minReplicaCount is 0),
   `scale_scaledobjects.go` (0 <-> 1 on `pollingInterval`, back to 0 after `cooldownPeriod`), the cron scaler
   `pkg/scalers/cron_scaler.go` (active while the next end comes before the next start; a trigger whose value
@@ -48,9 +48,9 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from capacity.hpa import hpa_desired_replicas
 from capacity.settings import Behavior, CronWindow, SimSettings
 from capacity.trace import Segment
-from components.scaling import hpa_desired_replicas
 from stacknames import WORKLOAD_PRIORITY
 
 EPS = 1e-9

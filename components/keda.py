@@ -1,28 +1,16 @@
-"""Keda: the KEDA operator and metrics server that turn ScaledObjects into HPAs."""
+"""Keda: the KEDA operator and metrics server that turn ScaledObjects into HPAs (values: renderers/chart_values.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kube import namespace, pinned_release
+from renderers.chart_values import keda_values
 from stackconfig import versions
 from stacknames import KEDA_NAMESPACE
-
-
-def keda_values() -> dict[str, Any]:
-    """Expose the operator's Prometheus metrics (scaler errors feed the alerts); the Monitoring
-    component scrapes them with its own ServiceMonitor, so this release needs no Prometheus CRDs
-    and installs in parallel with kube-prometheus-stack."""
-    return {
-        "prometheus": {
-            "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
-            "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
-        },
-    }
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Small Kubernetes helpers shared by the components."""
+"""The resources every component creates the same way: a namespace with its Pod Security level, a pinned release."""
 
 from __future__ import annotations
 
@@ -12,18 +12,6 @@ from stackconfig.versions import Chart
 from stacknames import PLATFORM_LABELS
 
 
-def tolerations_for(taints: Mapping[str, str]) -> list[dict[str, Any]]:
-    """Tolerations matching Gcore pool taints written as `{key: "value:Effect"}`."""
-    out = []
-    for key, spec in taints.items():
-        value, _, effect = spec.rpartition(":")
-        if value:
-            out.append({"key": key, "operator": "Equal", "value": value, "effect": effect})
-        else:
-            out.append({"key": key, "operator": "Exists", "effect": effect})
-    return out
-
-
 def namespace(
     resource_name: str,
     name: str,
@@ -31,7 +19,7 @@ def namespace(
     pod_security: str = "baseline",
 ) -> k8s.core.v1.Namespace:
     """A namespace with a Pod Security level: `privileged` only where GPU system pods or hostPath model caches
-    need it (components/workload.py pod_security_level)."""
+    need it (renderers/workload_specs.py pod_security_level)."""
     return k8s.core.v1.Namespace(
         resource_name,
         metadata={

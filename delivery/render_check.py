@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import dcgm
-from components.alerts import KEDA_METRICS_PORT_NAME
-from components.monitoring import GRAFANA_ADMIN_SECRET, GRAFANA_PASSWORD_KEY, GRAFANA_USER_KEY
 from delivery import pod_security
 from delivery.render import RELEASE_TYPE, RenderedRelease, StackRender, render_stack, unwrap
 from offline.engine import Recording
+from renderers import dcgm
+from renderers.chart_values import GRAFANA_ADMIN_SECRET, GRAFANA_PASSWORD_KEY, GRAFANA_USER_KEY, KEDA_METRICS_PORT_NAME
 
 #: Pulumi type tokens of Kubernetes objects: `kubernetes:<group>/<version>:<Kind>`.
 K8S_PREFIX = "kubernetes:"

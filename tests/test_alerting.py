@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import alerting
-from components.monitoring import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
 from offline.engine import Recording, Secret, record_stack
+from renderers import alertmanager_config
+from renderers.chart_values import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
 from stackconfig import AlertingConfig, versions
 from tests.chart_cache import chart_values
 from tests.test_serving import PROD_SECRETS
@@ -122,7 +122,7 @@ def test_only_the_configured_receivers_are_rendered(tmp_path: Path) -> None:
     """PagerDuty only: critical pages, warnings stay in Alertmanager, Watchdog is dropped (no heartbeat)."""
     only_pd = AlertingConfig.model_validate({"pagerduty": {"routingKeySecret": "pd"}})
     path = tmp_path / "am.yaml"
-    path.write_text(alerting.render(only_pd, {"pd": "0123456789abcdef0123456789abcdef"}))
+    path.write_text(alertmanager_config.render(only_pd, {"pd": "0123456789abcdef0123456789abcdef"}))
     assert amtool("check-config", str(path)).returncode == 0
     assert receiver_for(path, "alertname=X", "severity=critical") == "critical"
     assert receiver_for(path, "alertname=X", "severity=warning") == "null"

@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
-from components import alerts, dcgm, scaling
 from offline.engine import Recording
+from renderers import chart_values as cv
+from renderers import dcgm, promql
+from renderers import rule_groups as alerts
 from stackconfig import StackConfig, WorkloadConfig, versions
 from stacknames import HEADROOM_NAMESPACE
 from tests.chart_cache import chart_values
@@ -35,7 +37,7 @@ def series(metric: str, /, **labels: str) -> str:
 
 
 def ksm(metric: str, /, **labels: str) -> str:
-    return series(metric, job=alerts.KSM_JOB, **labels)
+    return series(metric, job=cv.KSM_JOB, **labels)
 
 
 def pod_name(w: WorkloadConfig, suffix: str) -> str:
@@ -67,13 +69,13 @@ def gpu_labels(node: str, index: int) -> dict[str, str]:
 
 def pool_node(cfg: StackConfig, node: str, *, ready: str = "1x60", allocatable: str | None = "8x60",
               in_pool: bool = True) -> dict[str, str]:
-    labels = {alerts.ksm_label_name(k): v for k, v in alerts.pool_node_labels(cfg).items()} if in_pool else {}
+    labels = {cv.ksm_label_name(k): v for k, v in cv.pool_node_labels(cfg).items()} if in_pool else {}
     out = {
         ksm("kube_node_labels", node=node, **labels): "1x60",
         ksm("kube_node_status_condition", node=node, condition="Ready", status="true"): ready,
     }
     if allocatable is not None:
-        out[ksm("kube_node_status_allocatable", node=node, resource=alerts.KSM_GPU_RESOURCE,
+        out[ksm("kube_node_status_allocatable", node=node, resource=cv.KSM_GPU_RESOURCE,
                 unit="integer")] = allocatable
     return out
 
@@ -88,7 +90,7 @@ def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: str
 
 
 def hpa(w: WorkloadConfig, *, desired: str | None = None, maximum: str | None = None) -> dict[str, str]:
-    name = scaling.hpa_name(w.name)
+    name = promql.hpa_name(w.name)
     out = {}
     if desired is not None:
         out[ksm("kube_horizontalpodautoscaler_status_desired_replicas", namespace=w.namespace,
@@ -173,7 +175,7 @@ def cases(cfg: StackConfig) -> list[Case]:
     assert w2.target_utilization <= 90, "the at-max case needs room above the target"
     hot, cool = w2.target_utilization + 10, w2.target_utilization - 10
     pods = w2.max_replicas * w2.gpus_per_pod
-    wanted_hot = math.ceil(pods * hot / scaling.threshold_value(w2.target_utilization, w2.gpus_per_pod))
+    wanted_hot = math.ceil(pods * hot / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))
 
     def w1_pod(state: str, suffix: str, phase_values: str, gpus: str | None = "1x60",
                namespace: str | None = None) -> dict[str, str]:
@@ -181,19 +183,19 @@ def cases(cfg: StackConfig) -> list[Case]:
         out = {ksm("kube_pod_status_phase", namespace=ns, pod=pod, phase=state): phase_values}
         if gpus is not None:
             out[ksm("kube_pod_container_resource_requests", namespace=ns, pod=pod, container=w1.name,
-                    resource=alerts.KSM_GPU_RESOURCE, unit="integer", node="")] = gpus
+                    resource=cv.KSM_GPU_RESOURCE, unit="integer", node="")] = gpus
         else:
             out[ksm("kube_pod_container_resource_requests", namespace=ns, pod=pod, container=w1.name,
                     resource="cpu", unit="core", node="")] = "2x60"
         return out
 
     def placeholder(state: str, suffix: str, phase_values: str) -> dict[str, str]:
-        """A headroom placeholder pod (components/headroom.py) holding `podGpus` GPUs."""
+        """A headroom placeholder pod (renderers/headroom_specs.py) holding `podGpus` GPUs."""
         pod = f"gpu-headroom-7c9d8f6b5c-{suffix}"
         return {
             ksm("kube_pod_status_phase", namespace=HEADROOM_NAMESPACE, pod=pod, phase=state): phase_values,
             ksm("kube_pod_container_resource_requests", namespace=HEADROOM_NAMESPACE, pod=pod, container="pause",
-                resource=alerts.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
+                resource=cv.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
         }
 
     return [
@@ -303,12 +305,12 @@ def cases(cfg: StackConfig) -> list[Case]:
         Case(
             "KEDA scalers fail",
             {
-                series("keda_scaler_detail_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+                series("keda_scaler_detail_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                        scaledObject=w1.name, scaler="prometheusScaler", triggerIndex="0", metric="s0-prometheus",
                        type="scaledobject"): "0+2x30",
-                series("keda_scaled_object_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+                series("keda_scaled_object_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                        scaledObject=w1.name): "0+2x30",
-                series("keda_scaled_object_errors_total", job=alerts.KEDA_OPERATOR, namespace=w2.namespace,
+                series("keda_scaled_object_errors_total", job=cv.KEDA_OPERATOR, namespace=w2.namespace,
                        scaledObject=w2.name): "0+1x30",
             },
             (
@@ -321,7 +323,7 @@ def cases(cfg: StackConfig) -> list[Case]:
         ),
         Case(
             "KEDA scalers failed once, long ago",
-            {series("keda_scaler_detail_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+            {series("keda_scaler_detail_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                     scaledObject=w1.name, scaler="prometheusScaler", triggerIndex="0", metric="s0-prometheus",
                     type="scaledobject"): "7x30"},
             (Check("15m", "KedaScalerErrors"),),
@@ -330,9 +332,9 @@ def cases(cfg: StackConfig) -> list[Case]:
             Check("5m", "KedaMetricsAbsent"),
             Check("15m", "KedaMetricsAbsent", (Fires({}),)),
         )),
-        Case("KEDA's operator target is down", {series("up", job=alerts.KEDA_OPERATOR, namespace="keda"): "0x30"},
+        Case("KEDA's operator target is down", {series("up", job=cv.KEDA_OPERATOR, namespace="keda"): "0x30"},
              (Check("15m", "KedaMetricsAbsent", (Fires({}),)),)),
-        Case("KEDA's operator is scraped", {series("up", job=alerts.KEDA_OPERATOR, namespace="keda"): "1x30"},
+        Case("KEDA's operator is scraped", {series("up", job=cv.KEDA_OPERATOR, namespace="keda"): "1x30"},
              (Check("15m", "KedaMetricsAbsent"),)),
         Case(
             "GPUs report XIDs",
@@ -391,7 +393,7 @@ def cases(cfg: StackConfig) -> list[Case]:
                 ("5m", f'{alerts.WL_WANTED}{{workload="{w2.name}"}}',
                  (({"workload": w2.name, "namespace": w2.namespace},
                    math.ceil(sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod])
-                             / scaling.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
+                             / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
             ),
         ),
     ]
@@ -509,34 +511,34 @@ def test_workload_rules_follow_the_program(prod: StackConfig, groups: list[dict[
     records = [r for g in groups for r in g["rules"] if "record" in r]
     for w in prod.workloads:
         mine = {r["record"]: r["expr"] for r in records if r.get("labels", {}).get("workload") == w.name}
-        assert mine[alerts.WL_UTIL_SUM] == scaling.gpu_utilization_query(w.name, w.namespace)
-        assert f'horizontalpodautoscaler="{scaling.hpa_name(w.name)}"' in mine[alerts.WL_DESIRED]
-        threshold = scaling.format_number(scaling.threshold_value(w.target_utilization, w.gpus_per_pod))
+        assert mine[alerts.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
+        assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[alerts.WL_DESIRED]
+        threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
         assert mine[alerts.WL_WANTED].endswith(f"/ {threshold})")
 
 
 def test_kube_state_metrics_allowlist_covers_every_node_label_the_rules_read(groups: list[dict[str, Any]],
                                                                              prod: StackConfig) -> None:
-    values = alerts.kube_state_metrics_values(prod)
+    values = cv.kube_state_metrics_values(prod)
     (entry,) = values["kube-state-metrics"]["metricLabelsAllowlist"]
     kind, _, keys = entry.partition("=")
     assert kind == "nodes"
-    allowed = {alerts.ksm_label_name(k) for k in keys.strip("[]").split(",")}
+    allowed = {cv.ksm_label_name(k) for k in keys.strip("[]").split(",")}
     read = {m for g in groups for r in g["rules"] for m in re.findall(r"\blabel_\w+", r["expr"])}
     assert read, "the pool rules select nodes by their labels"
     assert read <= allowed, f"labels the rules read but kube-state-metrics does not export: {read - allowed}"
 
 
 def test_ksm_label_name_matches_kube_state_metrics_sanitising() -> None:
-    assert alerts.ksm_label_name("platform.gcore-gpu/pool") == "label_platform_gcore_gpu_pool"
-    assert alerts.ksm_label_name("nvidia.com/gpu.present") == "label_nvidia_com_gpu_present"
+    assert cv.ksm_label_name("platform.gcore-gpu/pool") == "label_platform_gcore_gpu_pool"
+    assert cv.ksm_label_name("nvidia.com/gpu.present") == "label_nvidia_com_gpu_present"
 
 
 def test_keda_service_monitor_matches_the_keda_chart() -> None:
     """Selector label and port name as the KEDA chart 2.20.2 renders the operator Service."""
     values = chart_values(versions.KEDA)
-    spec = alerts.keda_service_monitor("keda")
-    assert values["operator"]["name"] == alerts.KEDA_OPERATOR
+    spec = cv.keda_service_monitor("keda")
+    assert values["operator"]["name"] == cv.KEDA_OPERATOR
     assert spec["selector"]["matchLabels"] == {"app.kubernetes.io/name": values["operator"]["name"]}
     # The chart's own ServiceMonitor targets the same port name on the same Service.
     assert spec["endpoints"][0]["port"] == values["prometheus"]["operator"]["serviceMonitor"]["port"]
@@ -564,7 +566,7 @@ def test_program_ships_these_rules(rec: Recording) -> None:
 def test_program_exports_the_pool_labels_and_scrapes_keda(rec: Recording) -> None:
     cfg = stack_config(rec.stack)
     values = rec.get("monitoring-release").inputs["values"]
-    assert _deep_subset(alerts.kube_state_metrics_values(cfg), values)
+    assert _deep_subset(cv.kube_state_metrics_values(cfg), values)
     monitors = [r for r in rec.resources if r.inputs.get("kind") == "ServiceMonitor"]
-    assert [m.inputs["spec"] for m in monitors] == [alerts.keda_service_monitor(rec.outputs["namespaces"]["keda"])]
+    assert [m.inputs["spec"] for m in monitors] == [cv.keda_service_monitor(rec.outputs["namespaces"]["keda"])]
     assert rec.get("keda-release").inputs["values"]["prometheus"]["operator"]["enabled"] is True

@@ -33,7 +33,7 @@ NODE_READY, GPU_READY, POD_START = 1200, 300, 60
 
 
 def base(**kw: Any) -> SimSettings:
-    """The project's HPA behaviour (components/workload.py) and CA timings on one 8-GPU-node pool."""
+    """The project's HPA behaviour (renderers/workload_specs.py) and CA timings on one 8-GPU-node pool."""
     values: dict[str, Any] = {
         "gpus_per_node": 8,
         "min_nodes": 1,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import yaml
 
-from components import dcgm
 from offline.engine import Recording
+from renderers import dcgm
 from stackconfig import versions
 
 

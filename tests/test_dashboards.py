@@ -2,7 +2,7 @@
 
 Every panel query (Grafana variables replaced by sample values) goes through `promtool check rules` as
 a recording rule, so a query Prometheus would reject fails here rather than as an empty panel; every
-recorded series a panel reads must be one components/alerts.py records.
+recorded series a panel reads must be one renderers/rule_groups.py records.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from components import alerts, dashboards, monitoring
 from offline.engine import Recording
+from renderers import chart_values as cv
+from renderers import dashboards
+from renderers import rule_groups as alerts
 from stackconfig import StackConfig, versions
 from tests.chart_cache import chart_values
 from tests.conftest import STACKS
@@ -132,12 +134,12 @@ def test_sidecar_label_is_the_charts_default() -> None:
     values = chart_values(versions.KUBE_PROMETHEUS_STACK)
     sidecar = values["grafana"]["sidecar"]["dashboards"]
     assert sidecar["enabled"] is True
-    assert (sidecar["label"], sidecar["labelValue"]) == monitoring.DASHBOARD_LABEL
+    assert (sidecar["label"], sidecar["labelValue"]) == cv.DASHBOARD_LABEL
 
 
 def test_program_ships_these_dashboards(rec: Recording) -> None:
     """One ConfigMap per dashboard, labelled for the sidecar, holding exactly the generated JSON."""
-    label, value = monitoring.DASHBOARD_LABEL
+    label, value = cv.DASHBOARD_LABEL
     maps = [r for r in rec.of_type("kubernetes:core/v1:ConfigMap")
             if r.inputs.get("metadata", {}).get("labels", {}).get(label) == value]
     shipped = {name: json.loads(body) for m in maps for name, body in m.inputs["data"].items()}

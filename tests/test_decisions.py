@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from components import scaling
 from offline.engine import Recording, Secret
+from renderers import promql
 from stackconfig import ConfigError, load_stack_config
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
@@ -87,7 +87,7 @@ def test_hpa_scales_up_like_the_default_and_down_one_pod_per_minute(rec: Recordi
     """README: +100 % or +4 pods per 15 s up; one pod per minute down after scaleDownStabilizationSeconds."""
     for name, (_, stabilization) in WORKLOADS[rec.stack].items():
         hpa = spec_of(rec, name, "scaledobject")["advanced"]["horizontalPodAutoscalerConfig"]
-        assert hpa["name"] == scaling.hpa_name(name)
+        assert hpa["name"] == promql.hpa_name(name)
         assert hpa["behavior"] == {
             "scaleDown": {
                 "stabilizationWindowSeconds": stabilization,

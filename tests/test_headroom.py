@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from components import scaling
-from components.headroom import HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
 from offline.engine import RecordedResource, Recording
+from renderers import dashboards, promql
+from renderers import rule_groups as alerts
 from stackconfig.versions import PAUSE_IMAGE
-from stacknames import HEADROOM_NAMESPACE
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
 from tests.chart_cache import crd as chart_crd
 from tests.conftest import cluster_name
 
@@ -201,7 +201,7 @@ def test_placeholders_never_count_in_a_workloads_query(hrec: Recording) -> None:
     pod = f"{PLACEHOLDER_NAME}-5d8f7c9b6d-abcde"
     for name, w in hrec.outputs["workloads"].items():
         assert w["namespace"] != HEADROOM_NAMESPACE
-        assert not re.fullmatch(scaling.pod_name_regex(name), pod)
+        assert not re.fullmatch(promql.pod_name_regex(name), pod)
         assert f'namespace="{w["namespace"]}"' in w["query"]
 
 
@@ -369,7 +369,7 @@ def test_a_workload_woken_from_zero_lands_on_the_headroom(record: Callable[..., 
 
 
 def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> None:
-    from components import alerts, dashboards
+    from renderers import rule_groups as alerts
     from tests.prometheus_harness import stack_config
 
     def titles_and_exprs(stack: str) -> dict[str, list[str]]:
@@ -383,7 +383,6 @@ def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> Non
 
 
 def test_pending_alert_ignores_placeholders_and_a_headroom_alert_exists_only_with_headroom() -> None:
-    from components import alerts
     from tests.prometheus_harness import stack_config
 
     def rules(stack: str) -> dict[str, str]:

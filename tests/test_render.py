@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from components import dcgm
-from components.monitoring import GRAFANA_ADMIN_SECRET, NODE_EXPORTER_NAMESPACE
 from delivery import render, render_check
 from delivery.render import RELEASE_TYPE
 from delivery.render_check import Finding
 from offline.engine import Recording
+from renderers import dcgm
+from renderers.chart_values import GRAFANA_ADMIN_SECRET
+from stacknames import NODE_EXPORTER_NAMESPACE
 from tests.chart_cache import rendered_stack
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from components.workload import startup_failure_threshold
 from offline.engine import ROOT, Recording, Secret, record_program, record_stack
+from renderers.workload_specs import startup_failure_threshold
 from stackconfig import ConfigError, ProbesConfig, load_stack_config, secret_config_keys
 from tests.test_config import BASE, apply_changes, config, problems
 

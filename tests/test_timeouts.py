@@ -16,9 +16,9 @@ import pulumi
 import pulumi.runtime.settings
 import pytest
 
-from components.cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
-from components.workload import rollout_timeout_minutes
 from offline.engine import Recording
+from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
+from renderers.workload_specs import rollout_timeout_minutes
 from stackconfig import ConfigError, load_stack_config
 from stackconfig.units import go_duration_seconds
 from tests.conftest import cluster_name

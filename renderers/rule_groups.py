@@ -25,28 +25,17 @@ Label names are the ones the sources really emit:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from components import dcgm, scaling
+from renderers import dcgm, promql
+from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
 from stackconfig import StackConfig, WorkloadConfig
-from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE, NAME_LABEL, PLACEHOLDER_NAME
+from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE, PLACEHOLDER_NAME
 
 # --- where the metrics come from ---------------------------------------------------------------
 
-#: Job label of kube-state-metrics in kube-prometheus-stack (its ServiceMonitor's jobLabel value).
-KSM_JOB = "kube-state-metrics"
 #: The GPU Operator's ServiceMonitor has `jobLabel: app`, and the exporter Service's `app` label is this.
 DCGM_JOB = dcgm.EXPORTER_APP_LABEL
-#: KEDA chart defaults (values-2.20.2.yaml `operator.name`; templates/manager/service.yaml): the operator
-#: Service is named after it, labelled `app.kubernetes.io/name: <name>`, and, with
-#: `prometheus.operator.enabled`, gets a port `metrics` (8080) serving the operator's metrics.
-KEDA_OPERATOR = "keda-operator"
-KEDA_METRICS_PORT_NAME = "metrics"
-#: kube-state-metrics' spelling of the `nvidia.com/gpu` extended resource.
-KSM_GPU_RESOURCE = "nvidia_com_gpu"
-#: Node label set by the GPU Operator's feature discovery; identifies GPU nodes when the pool has no labels.
-FALLBACK_GPU_NODE_LABEL = "nvidia.com/gpu.present"
 
 # --- thresholds (each with its reason) ---------------------------------------------------------
 
@@ -114,61 +103,6 @@ HEADROOM_GPUS_WANTED = "headroom:gpus_wanted:sum"
 #: Placeholders Pending at maxNodes: the autoscaler cannot restore them; 15 min rules out a node on its way
 #: out (scale-down) or a rollout of the placeholders themselves.
 HEADROOM_NOT_RESTORED_FOR = "15m"
-
-_KSM_LABEL_CHARS = re.compile(r"[^a-zA-Z0-9_]")
-
-
-def ksm_label_name(kubernetes_label: str) -> str:
-    """The Prometheus label kube-state-metrics gives a Kubernetes label on `kube_<kind>_labels`.
-
-    kube-state-metrics prefixes `label_` and replaces every character outside [a-zA-Z0-9_] with `_`:
-    `platform.gcore-gpu/pool` becomes `label_platform_gcore_gpu_pool`.
-    """
-    return "label_" + _KSM_LABEL_CHARS.sub("_", kubernetes_label)
-
-
-def pool_node_labels(cfg: StackConfig) -> dict[str, str]:
-    """The node labels that identify the GPU pool's nodes.
-
-    The pool's own labels are set by Gcore when the node is created, so they identify the node even when
-    the GPU Operator is broken on it (the case the allocatable alert exists for). A pool without labels
-    falls back to the GPU Operator's feature-discovery label, which only appears once NFD has run.
-    """
-    return dict(cfg.gpu_pool.labels) or {FALLBACK_GPU_NODE_LABEL: "true"}
-
-
-def kube_state_metrics_values(cfg: StackConfig) -> dict[str, Any]:
-    """kube-prometheus-stack values that make kube-state-metrics export the pool's node labels.
-
-    kube-state-metrics exports `kube_node_labels` only with allow-listed label keys (none by default), so
-    without this every pool-scoped rule below matches nothing and its alert can never fire. The subchart
-    reads `kube-state-metrics.metricLabelsAllowlist` as `<plural kind>=[key,...]` entries.
-    """
-    keys = ",".join(sorted(pool_node_labels(cfg)))
-    return {"kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{keys}]"]}}
-
-
-def keda_service_monitor(keda_namespace: str) -> dict[str, Any]:
-    """`spec` of a ServiceMonitor for the KEDA operator's metrics (scaler and ScaledObject errors).
-
-    Needs the KEDA chart value `prometheus.operator.enabled: true` (components/keda.py sets it), which
-    adds the `metrics` port to the `keda-operator` Service and turns the metrics on. `honorLabels` keeps
-    KEDA's own `namespace` label (the ScaledObject's namespace) instead of renaming it to
-    `exported_namespace`; the job label is the Service name, `keda-operator`.
-    """
-    return {
-        "namespaceSelector": {"matchNames": [keda_namespace]},
-        "selector": {"matchLabels": {NAME_LABEL: KEDA_OPERATOR}},
-        "endpoints": [
-            {
-                "port": KEDA_METRICS_PORT_NAME,
-                "path": "/metrics",
-                "interval": "30s",
-                "honorLabels": True,
-            }
-        ],
-    }
-
 
 # --- helpers -------------------------------------------------------------------------------------
 
@@ -263,17 +197,17 @@ def _dcgm_rules() -> list[dict[str, Any]]:
 
 
 def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
-    return f"max({_ksm(metric, namespace=w.namespace, horizontalpodautoscaler=scaling.hpa_name(w.name))})"
+    return f"max({_ksm(metric, namespace=w.namespace, horizontalpodautoscaler=promql.hpa_name(w.name))})"
 
 
 def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     labels = _workload_labels(w)
-    selector = _sel(namespace=w.namespace) + f',pod=~"{scaling.pod_name_regex(w.name)}"'
-    threshold = scaling.format_number(scaling.threshold_value(w.target_utilization, w.gpus_per_pod))
+    selector = _sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
+    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
     available = _ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
-        _record(WL_UTIL_SUM, scaling.gpu_utilization_query(w.name, w.namespace), labels),
+        _record(WL_UTIL_SUM, promql.gpu_utilization_query(w.name, w.namespace), labels),
         _record(
             WL_GPUS_REPORTING,
             f"count(max by ({dcgm.GPU_ID_LABEL}) ({dcgm.GPU_UTIL_METRIC}{{{selector}}}))",
@@ -281,7 +215,7 @@ def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
         ),
         # Per-GPU average: the quantity `targetUtilization` is about, whatever gpusPerPod is.
         _record(WL_UTIL_AVG, f"{_wl(WL_UTIL_SUM, w)} / {_wl(WL_GPUS_REPORTING, w)}", labels),
-        _record(WL_UTIL_TARGET, f"vector({scaling.format_number(w.target_utilization)})", labels),
+        _record(WL_UTIL_TARGET, f"vector({promql.format_number(w.target_utilization)})", labels),
         _record(
             WL_GPUS_ALLOCATED,
             f"sum({POD_GPU_REQUESTS}{{{selector}}} and on (namespace, pod) {POD_GPU_RUNNING})",
