@@ -22,6 +22,7 @@ import pytest
 from offline.engine import Recording
 from renderers import chart_values as cv
 from renderers import dcgm, promql
+from renderers import recording_rules as recorded
 from renderers import rule_groups as alerts
 from stackconfig import StackConfig, WorkloadConfig, versions
 from stacknames import HEADROOM_NAMESPACE
@@ -156,9 +157,9 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
                 Check("10m", "GpuHeadroomNotRestored"),
                 Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
             ),
-            exprs=(("30m", alerts.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
-                   ("30m", alerts.HEADROOM_GPUS_PENDING, (({}, lacking),)),
-                   ("30m", alerts.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
+            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
+                   ("30m", recorded.HEADROOM_GPUS_PENDING, (({}, lacking),)),
+                   ("30m", recorded.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
         ),
         Case(
             "preempted placeholders wait for a node the autoscaler is adding",
@@ -383,14 +384,14 @@ def cases(cfg: StackConfig) -> list[Case]:
                 **w1_pod("Pending", "stuck", "1x10"),
             },
             exprs=(
-                ("5m", alerts.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.gpu_pool.gpus),)),
-                ("5m", alerts.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
-                ("5m", alerts.POOL_GPUS_ALLOCATED, (({}, 2),)),
-                ("5m", f"count({alerts.POD_GPU_PENDING})", (({}, 1),)),
-                ("5m", f'{alerts.WL_UTIL_AVG}{{workload="{w2.name}"}}',
+                ("5m", recorded.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.gpu_pool.gpus),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATED, (({}, 2),)),
+                ("5m", f"count({recorded.POD_GPU_PENDING})", (({}, 1),)),
+                ("5m", f'{recorded.WL_UTIL_AVG}{{workload="{w2.name}"}}',
                  (({"workload": w2.name, "namespace": w2.namespace},
                    sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod]) / (2 * w2.gpus_per_pod)),)),
-                ("5m", f'{alerts.WL_WANTED}{{workload="{w2.name}"}}',
+                ("5m", f'{recorded.WL_WANTED}{{workload="{w2.name}"}}',
                  (({"workload": w2.name, "namespace": w2.namespace},
                    math.ceil(sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod])
                              / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
@@ -511,10 +512,10 @@ def test_workload_rules_follow_the_program(prod: StackConfig, groups: list[dict[
     records = [r for g in groups for r in g["rules"] if "record" in r]
     for w in prod.workloads:
         mine = {r["record"]: r["expr"] for r in records if r.get("labels", {}).get("workload") == w.name}
-        assert mine[alerts.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
-        assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[alerts.WL_DESIRED]
+        assert mine[recorded.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
+        assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[recorded.WL_DESIRED]
         threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
-        assert mine[alerts.WL_WANTED].endswith(f"/ {threshold})")
+        assert mine[recorded.WL_WANTED].endswith(f"/ {threshold})")
 
 
 def test_kube_state_metrics_allowlist_covers_every_node_label_the_rules_read(groups: list[dict[str, Any]],
@@ -570,3 +571,22 @@ def test_program_exports_the_pool_labels_and_scrapes_keda(rec: Recording) -> Non
     monitors = [r for r in rec.resources if r.inputs.get("kind") == "ServiceMonitor"]
     assert [m.inputs["spec"] for m in monitors] == [cv.keda_service_monitor(rec.outputs["namespaces"]["keda"])]
     assert rec.get("keda-release").inputs["values"]["prometheus"]["operator"]["enabled"] is True
+
+
+def test_every_alert_has_its_runbook_file_and_every_runbook_is_rendered_whole() -> None:
+    """Runbooks are text files (renderers/runbooks/<alert>.txt): one per alert, none orphaned, every `${name}` in it
+    filled from the stack, and Prometheus' own `{{ $labels.x }}` templates kept for Alertmanager to fill."""
+    cfg = stack_config("prod")
+    groups = alerts.rule_groups(cfg)
+    files = {path.stem for path in alerts.RUNBOOKS.glob("*.txt")}
+    assert files == alerts.alert_names(groups)
+    for group in groups:
+        for rule in group["rules"]:
+            if "alert" in rule:
+                description = rule["annotations"]["description"]
+                assert "${" not in description and "\n" not in description, rule["alert"]
+    (allocatable,) = [r for g in groups for r in g["rules"] if r.get("alert") == "GpuNodeGpusNotAllocatable"]
+    text = allocatable["annotations"]["description"]
+    assert f"of GPU pool '{cfg.gpu_pool.name}'" in text and "`kubectl get node {{ $labels.node }} -o" in text
+    with pytest.raises(KeyError, match="pool_name"):
+        alerts.runbook("GpuNodeGpusNotAllocatable", {})

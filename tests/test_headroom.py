@@ -18,6 +18,7 @@ import pytest
 
 from offline.engine import RecordedResource, Recording
 from renderers import dashboards, promql
+from renderers import recording_rules as recorded
 from renderers import rule_groups as alerts
 from stackconfig.versions import PAUSE_IMAGE
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
@@ -369,7 +370,6 @@ def test_a_workload_woken_from_zero_lands_on_the_headroom(record: Callable[..., 
 
 
 def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> None:
-    from renderers import rule_groups as alerts
     from tests.prometheus_harness import stack_config
 
     def titles_and_exprs(stack: str) -> dict[str, list[str]]:
@@ -378,7 +378,7 @@ def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> Non
 
     prod = titles_and_exprs("prod")
     held = prod["Headroom GPUs: held, preempted, target"]
-    assert held[:2] == [alerts.HEADROOM_GPUS_HELD, alerts.HEADROOM_GPUS_PENDING]
+    assert held[:2] == [recorded.HEADROOM_GPUS_HELD, recorded.HEADROOM_GPUS_PENDING]
     assert not any(t.startswith(("GPU headroom", "Headroom")) for t in titles_and_exprs("dev"))
 
 

@@ -27,6 +27,7 @@ import pytest
 from capacity import hpa
 from offline.engine import Recording, record_stack
 from renderers import chart_values, dcgm
+from renderers import recording_rules as recorded
 from renderers import rule_groups as alerts
 from tests.prometheus_harness import (
     PROMETHEUS,
@@ -352,15 +353,15 @@ def test_rules_see_the_scraped_labels(scenario: Scenario, servers: Servers) -> N
     prom = servers.program
     w = scenario.inference
     labels = {"workload": w.deployment, "namespace": w.namespace}
-    sums = prom.wait_until(f'{alerts.WL_UTIL_SUM}{{workload="{w.deployment}"}}', bool)
-    assert [r["metric"] for r in sums] == [{"__name__": alerts.WL_UTIL_SUM, **labels}]
+    sums = prom.wait_until(f'{recorded.WL_UTIL_SUM}{{workload="{w.deployment}"}}', bool)
+    assert [r["metric"] for r in sums] == [{"__name__": recorded.WL_UTIL_SUM, **labels}]
     assert values_of(sums) == values_of(prom.query(w.query))
-    avg = prom.wait_until(f'{alerts.WL_UTIL_AVG}{{workload="{w.deployment}"}}', bool)
+    avg = prom.wait_until(f'{recorded.WL_UTIL_AVG}{{workload="{w.deployment}"}}', bool)
     assert values_of(avg) == [pytest.approx(67.75)]
-    per_node = prom.wait_until(alerts.NODE_GPUS_REPORTING, lambda r: len(r) == len(scenario.exporter.nodes))
+    per_node = prom.wait_until(recorded.NODE_GPUS_REPORTING, lambda r: len(r) == len(scenario.exporter.nodes))
     assert {r["metric"]["node"]: float(r["value"][1]) for r in per_node} == {
         n.node: 8.0 for n in scenario.exporter.nodes}
-    pods = prom.wait_until(f'{alerts.POD_GPU_UTIL}{{namespace="{w.namespace}",pod=~"{w.deployment}-.*"}}', bool)
+    pods = prom.wait_until(f'{recorded.POD_GPU_UTIL}{{namespace="{w.namespace}",pod=~"{w.deployment}-.*"}}', bool)
     assert sorted(r["metric"]["pod"] for r in pods) == sorted(
         [w.pod(i) for i in range(8)] + [f"{w.deployment}-canary-7c9d5b8f6d-00000"])
 
