@@ -17,8 +17,16 @@ from typing import Any
 
 import yaml
 
-from capacity.hpa import HPA_TOLERANCE
-from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go_duration_seconds, prom_duration_seconds
+from capacity.settings import (
+    CA_DEFAULTS,
+    KEDA_COOLDOWN_PERIOD,
+    Behavior,
+    CronWindow,
+    SimSettings,
+    go_duration_seconds,
+    prom_duration_seconds,
+    seconds_range,
+)
 from offline.engine import ROOT
 from renderers import dcgm
 from renderers.gcore_cluster import autoscaler_config
@@ -149,9 +157,9 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         threshold=float(trigger["metadata"]["threshold"]),
         scale_up=Behavior.parse(behavior["scaleUp"]),
         scale_down=Behavior.parse(behavior["scaleDown"]),
-        tolerance=HPA_TOLERANCE,
+
         polling_interval=int(spec["pollingInterval"]),
-        cooldown_period=int(spec.get("cooldownPeriod", 300)),
+        cooldown_period=int(spec.get("cooldownPeriod", KEDA_COOLDOWN_PERIOD)),
         replica_windows=replica_windows,
         reserved_pods=others,
         exporter_refresh=round(dcgm.EXPORTER_COLLECT_INTERVAL_MS / 1000),
@@ -166,8 +174,8 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         scale_down_enabled=flags["scale-down-enabled"].lower() == "true",
         max_empty_bulk_delete=int(flags["max-empty-bulk-delete"]),
         expendable_cutoff=int(flags["expendable-pods-priority-cutoff"]),
-        node_ready_range=(round(whatif.node_ready_minutes[0] * 60), round(whatif.node_ready_minutes[1] * 60)),
-        gpu_ready_range=(round(whatif.gpu_ready_minutes[0] * 60), round(whatif.gpu_ready_minutes[1] * 60)),
+        node_ready_range=seconds_range(whatif.node_ready_minutes),
+        gpu_ready_range=seconds_range(whatif.gpu_ready_minutes),
         pod_start=whatif.pod_start_seconds,
         price_per_gpu_hour=pool.price_per_gpu_hour,
         start=datetime.fromisoformat(whatif.start),

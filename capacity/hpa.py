@@ -14,11 +14,8 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from capacity.settings import Behavior
+from capacity.settings import HPA_TOLERANCE, Behavior
 from capacity.state import ClusterState
-
-#: The HPA's default tolerance (--horizontal-pod-autoscaler-tolerance).
-HPA_TOLERANCE = 0.1
 
 
 def hpa_desired_replicas(

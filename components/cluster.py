@@ -66,15 +66,15 @@ class GpuCluster(pulumi.ComponentResource):
                     boot_volume_type=s.boot_volume_type,
                 )
             )
+        # Where the cluster is: the cluster and its kubeconfig lookup name the same project and region.
+        location = {"project_id": c.project_id, "project_name": c.project_name, "region_id": c.region_id,
+                    "region_name": c.region_name}
         self.cluster = gcore.K8sv2(
             f"{name}-cluster",
             name=c.name,  # explicit: an auto-name would break Gcore's 20-character limit
             keypair=c.keypair,
             version=c.version,
-            project_id=c.project_id,
-            project_name=c.project_name,
-            region_id=c.region_id,
-            region_name=c.region_name,
+            **location,
             fixed_network=c.network,
             fixed_subnet=c.subnet,
             cni=gcore.K8sv2CniArgs(provider=c.cni),
@@ -91,10 +91,7 @@ class GpuCluster(pulumi.ComponentResource):
         )
         kubeconfig = gcore.get_k8sv2_kubeconfig_output(
             cluster_name=self.cluster.name,
-            project_id=c.project_id,
-            project_name=c.project_name,
-            region_id=c.region_id,
-            region_name=c.region_name,
+            **location,
             opts=pulumi.InvokeOutputOptions(parent=self, depends_on=[self.cluster]),
         )
         # The provider does not mark the kubeconfig sensitive (G-Core/terraform-provider-gcore v0.34.3,

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.kube import namespace, pinned_release
+from components.kube import AddonRelease
 from renderers.chart_values import gpu_operator_values
 from stackconfig import versions
 from stacknames import GPU_OPERATOR_NAMESPACE
@@ -22,17 +21,9 @@ class GpuOperatorArgs:
     namespace: str = GPU_OPERATOR_NAMESPACE
 
 
-class GpuOperator(pulumi.ComponentResource):
-    release: k8s.helm.v3.Release
-    namespace: pulumi.Output[str]
-
+class GpuOperator(AddonRelease):
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:addons:GpuOperator", name, None, opts)
         # dcgm-exporter and the device plugin mount host paths: the namespace must allow privileged pods.
-        ns = namespace(f"{name}-ns", args.namespace, self, pod_security="privileged")
-        self.namespace = ns.metadata.name
-        self.release = pinned_release(
-            f"{name}-release", versions.GPU_OPERATOR, args.version, self.namespace,
-            gpu_operator_values(args.pool_taints), parent=self, timeout=900,
-        )
-        self.register_outputs({"namespace": self.namespace, "release": self.release.name})
+        self._install(name, args.namespace, versions.GPU_OPERATOR, args.version, gpu_operator_values(args.pool_taints),
+                      pod_security="privileged", timeout=900)

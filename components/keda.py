@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.kube import namespace, pinned_release
+from components.kube import AddonRelease
 from renderers.chart_values import keda_values
 from stackconfig import versions
 from stacknames import KEDA_NAMESPACE
@@ -19,15 +18,7 @@ class KedaArgs:
     namespace: str = KEDA_NAMESPACE
 
 
-class Keda(pulumi.ComponentResource):
-    release: k8s.helm.v3.Release
-    namespace: pulumi.Output[str]
-
+class Keda(AddonRelease):
     def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:addons:Keda", name, None, opts)
-        ns = namespace(f"{name}-ns", args.namespace, self)
-        self.namespace = ns.metadata.name
-        self.release = pinned_release(
-            f"{name}-release", versions.KEDA, args.version, self.namespace, keda_values(), parent=self
-        )
-        self.register_outputs({"namespace": self.namespace, "release": self.release.name})
+        self._install(name, args.namespace, versions.KEDA, args.version, keda_values())

@@ -57,3 +57,19 @@ def pinned_release(
         cleanup_on_fail=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
     )
+
+
+class AddonRelease(pulumi.ComponentResource):
+    """An add-on: one pinned Helm release in a namespace of its own, at the Pod Security level its pods need."""
+
+    release: k8s.helm.v3.Release
+    namespace: pulumi.Output[str]
+
+    def _install(self, name: str, namespace_name: str, chart: Chart, version: str, values: Mapping[str, Any], *,
+                 pod_security: str = "baseline", timeout: int = 600) -> None:
+        """The namespace, then the release in it; `register_outputs` last."""
+        ns = namespace(f"{name}-ns", namespace_name, self, pod_security=pod_security)
+        self.namespace = ns.metadata.name
+        self.release = pinned_release(f"{name}-release", chart, version, self.namespace, values, parent=self,
+                                      timeout=timeout)
+        self.register_outputs({"namespace": self.namespace, "release": self.release.name})

@@ -16,8 +16,7 @@ render and of the program's own objects.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 LEVELS = ("privileged", "baseline", "restricted")
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
@@ -61,14 +60,12 @@ OPERATOR_POD_KINDS = frozenset({"Prometheus", "Alertmanager", "ThanosRuler"})
 OPERATOR_POD_FIELDS = ("hostNetwork", "securityContext", "volumes", "containers", "initContainers")
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(NamedTuple):
+    """What one rule of `level` refuses, and where (`rule (level): detail` in the render check's report)."""
+
     level: str
     rule: str
     detail: str
-
-    def __str__(self) -> str:
-        return f"{self.rule} ({self.level}): {self.detail}"
 
 
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -153,4 +153,5 @@ def check_pod_security(placed: Sequence[Placed]) -> Iterator[Finding]:
             continue
         level = pod_security.enforce_level(labels[p.namespace])
         for v in pod_security.check(pod, level):
-            yield Finding("pod-security", where, f"namespace {p.namespace} enforces {level}; refused: {v}")
+            yield Finding("pod-security", where,
+                          f"namespace {p.namespace} enforces {level}; refused: {v.rule} ({v.level}): {v.detail}")
