@@ -70,6 +70,11 @@ PLACEHOLDER_NAME = "gpu-headroom"
 PLACEHOLDER_COMPONENT = "headroom"
 PLACEHOLDER_LABELS: Mapping[str, str] = {NAME_LABEL: PLACEHOLDER_NAME, COMPONENT_LABEL: PLACEHOLDER_COMPONENT}
 
+# --- Pulumi type tokens of what the program registers (the engine, the plan, the guard and the policy pack) ----
+
+CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+
 # --- secrets ----------------------------------------------------------------------------------------------------
 
 #: The Pulumi config namespace that holds secret values: `pulumi config set --secret secrets:<key> …`.

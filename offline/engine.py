@@ -148,6 +148,7 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
     from pulumi.runtime.mocks import MockMonitor
 
     references = dict(stack_references or {})
+    names = _repository_module("stacknames")
 
     class GraphMocks(pulumi.runtime.Mocks):
         """Echo inputs and fill in what a real provider would compute."""
@@ -165,9 +166,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                     "outputs": dict(ref.outputs),
                     "secretOutputNames": sorted(ref.secret_outputs),
                 }
-            if args.typ == "gcore:index/k8sv2:K8sv2":
+            if args.typ == names.CLUSTER_TYPE:
                 return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
-            if args.typ == "kubernetes:helm.sh/v3:Release":
+            if args.typ == names.RELEASE_TYPE:
                 status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
                           "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
@@ -229,23 +230,24 @@ def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, st
     Read strictly by the repository's one stack-file reader (stackconfig/stackfile.py): a duplicate key, a tab or a
     syntax error is refused with file:line:column, not guessed; a `secure:` value becomes its placeholder.
     """
-    source = _stackfile().read_stack(project_dir, stack)
+    source = _repository_module("stackconfig.stackfile").read_stack(project_dir, stack)
     return source.project, source.engine_config(), source.secret_keys()
 
 
-def _stackfile() -> Any:
-    """stackconfig/stackfile.py, also when this engine evaluates another project (examples/consumer) and the
-    repository root is not on sys.path: the root is on it only while the reader is imported, so the project still
+def _repository_module(name: str) -> Any:
+    """A module of this repository, also when this engine evaluates another project (examples/consumer) and the
+    repository root is not on sys.path: the root is on it only while the module is imported, so the project still
     has to find the repository's code by itself (tests/test_consumer.py proves it does)."""
+    import importlib
+
     added = str(ROOT) not in sys.path
     if added:
         sys.path.append(str(ROOT))
     try:
-        from stackconfig import stackfile
+        return importlib.import_module(name)
     finally:
         if added:
             sys.path.remove(str(ROOT))
-    return stackfile
 
 
 def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from podspec import image_unpinned
 from stackconfig.units import CPU_QUANTITY, MEMORY_QUANTITY, PROMETHEUS_DURATION, is_number
 from stacknames import SECRETS_NAMESPACE
 
@@ -82,22 +83,20 @@ def _taints(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
-IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_PIN = "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'"
+#: Why an image is refused (podspec.image_unpinned's reasons) and the fix.
+_UNPINNED = {
+    "digest": ("the digest is not 'sha256:' followed by 64 lowercase hex digits",
+               "copy the full digest, e.g. 'registry.example.com/app@sha256:<64 hex>'"),
+    "untagged": ("the image has no tag, so every node may pull a different build", _PIN),
+    "latest": ("the image is tagged 'latest', so every node may pull a different build", _PIN),
+}
 
 
 def _image(value: str) -> str:
-    if "@" in value:
-        if not IMAGE_DIGEST.search(value):
-            raise _invalid("the digest is not 'sha256:' followed by 64 lowercase hex digits",
-                           "copy the full digest, e.g. 'registry.example.com/app@sha256:<64 hex>'")
-        return value
-    last = value.rsplit("/", 1)[-1]
-    if ":" not in last:
-        raise _invalid("the image has no tag, so every node may pull a different build",
-                       "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'")
-    if last.rsplit(":", 1)[1].lower() == "latest":
-        raise _invalid("the image is tagged 'latest', so every node may pull a different build",
-                       "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'")
+    reason = image_unpinned(value)
+    if reason is not None:
+        raise _invalid(*_UNPINNED[reason])
     return value
 
 

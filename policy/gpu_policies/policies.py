@@ -23,29 +23,30 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF, COMPONENT_LABEL, GPU_RESOURCE, PLACEHOLDER_COMPONENT
+from podspec import POD_TEMPLATES, image_unpinned
+from stacknames import (
+    AUTOSCALER_EXPENDABLE_CUTOFF,
+    CLUSTER_TYPE,
+    COMPONENT_LABEL,
+    GPU_RESOURCE,
+    PLACEHOLDER_COMPONENT,
+    RELEASE_TYPE,
+)
 
-CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
-HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+HELM_RELEASE_TYPES = (RELEASE_TYPE, "kubernetes:helm.sh/v4:Chart")
 SCALED_OBJECT_TYPE = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 
-#: Where each workload kind keeps its pod spec.
+#: Where each workload kind keeps its pod spec, by Pulumi type token (podspec.py's table).
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "kubernetes:core/v1:Pod": ("spec",),
-    DEPLOYMENT_TYPE: ("spec", "template", "spec"),
-    "kubernetes:apps/v1:StatefulSet": ("spec", "template", "spec"),
-    "kubernetes:apps/v1:DaemonSet": ("spec", "template", "spec"),
-    "kubernetes:apps/v1:ReplicaSet": ("spec", "template", "spec"),
-    "kubernetes:batch/v1:Job": ("spec", "template", "spec"),
-    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    f"kubernetes:{group_version}:{kind}": (*template, "spec")
+    for kind, (group_version, template) in POD_TEMPLATES.items() if kind != "ReplicationController"
 }
 #: Kinds whose pods are placed on purpose; DaemonSets tolerate taints to run everywhere, not to get a GPU.
 GPU_PLACED_KINDS = frozenset(POD_SPEC_PATHS) - {"kubernetes:apps/v1:DaemonSet"}
 
 #: An exact chart version (SemVer, optional leading `v` as NVIDIA's charts use), never a range.
 _EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 #: Gcore GPU flavors: bare-metal `bm3-ai-…` and anything naming a GPU model (A100, H100, H200, L40s: Gcore docs,
 #: https://gcore.com/docs/edge-ai/managed-kubernetes/overview).
 _GPU_FLAVOR = re.compile(r"(^|-)(ai|gpu)(-|$)|h100|h200|a100|l40s", re.IGNORECASE)
@@ -109,14 +110,11 @@ def image_problem(image: Any) -> str | None:
     """Why an image reference is not pinned, or None. Pinned = a digest, or a tag other than `latest`."""
     if not isinstance(image, str) or not image.strip():
         return "has no image"
-    if "@" in image:
-        return None if _DIGEST.match(image.split("@", 1)[1]) else f"has a malformed digest (`{image}`)"
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return f"has no tag (`{image}` means `latest`)"
-    if last.rsplit(":", 1)[1].lower() == "latest":
-        return f"uses the `latest` tag (`{image}`)"
-    return None
+    reason = image_unpinned(image)
+    if reason is None:
+        return None
+    return {"digest": f"has a malformed digest (`{image}`)", "untagged": f"has no tag (`{image}` means `latest`)",
+            "latest": f"uses the `latest` tag (`{image}`)"}[reason]
 
 
 def is_gpu_flavor(flavor: Any) -> bool:
