@@ -282,6 +282,15 @@ def test_init_containers_and_cronjobs_are_checked_too() -> None:
     assert "Container `fetch` of ops/cleanup uses the `latest` tag" in message
 
 
+def test_every_kind_that_creates_pods_is_checked() -> None:
+    """The pack reads the same table of pod templates as the render check (podspec.py): a ReplicationController's
+    pods run `latest` as surely as a Deployment's."""
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox:latest"}]}}
+    rc = {"metadata": {"name": "legacy", "namespace": "ops"}, "spec": {"template": template}}
+    (message,) = check(gp.container_image_pinned, "kubernetes:core/v1:ReplicationController", rc)
+    assert "Container `c` of ops/legacy uses the `latest` tag" in message
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # gpu-container-sets-gpu-limit
 

@@ -40,7 +40,7 @@ DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 #: Where each workload kind keeps its pod spec, by Pulumi type token (podspec.py's table).
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     f"kubernetes:{group_version}:{kind}": (*template, "spec")
-    for kind, (group_version, template) in POD_TEMPLATES.items() if kind != "ReplicationController"
+    for kind, (group_version, template) in POD_TEMPLATES.items()
 }
 #: Kinds whose pods are placed on purpose; DaemonSets tolerate taints to run everywhere, not to get a GPU.
 GPU_PLACED_KINDS = frozenset(POD_SPEC_PATHS) - {"kubernetes:apps/v1:DaemonSet"}
