@@ -481,6 +481,7 @@ def test_every_alert_has_a_firing_and_a_quiet_case(prod: StackConfig, groups: li
     assert quiet == defined, f"alerts without a quiet case: {defined - quiet}"
 
 
+@pytest.mark.subprocess
 def test_promtool_unit_tests_pass(tmp_path: Path, prod: StackConfig, groups: list[dict[str, Any]]) -> None:
     dump_yaml({"groups": groups}, tmp_path / "rules.yaml")
     dump_yaml(promtool_tests(prod, groups), tmp_path / "tests.yaml")
@@ -490,6 +491,7 @@ def test_promtool_unit_tests_pass(tmp_path: Path, prod: StackConfig, groups: lis
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.subprocess
 def test_promtool_check_rules(tmp_path: Path, stack: str) -> None:
     rules = dump_yaml({"groups": alerts.rule_groups(stack_config(stack))}, tmp_path / "rules.yaml")
     result = promtool("check", "rules", str(rules))
@@ -535,6 +537,7 @@ def test_ksm_label_name_matches_kube_state_metrics_sanitising() -> None:
     assert cv.ksm_label_name("nvidia.com/gpu.present") == "label_nvidia_com_gpu_present"
 
 
+@pytest.mark.charts
 def test_keda_service_monitor_matches_the_keda_chart() -> None:
     """Selector label and port name as the KEDA chart 2.20.2 renders the operator Service."""
     values = chart_values(versions.KEDA)

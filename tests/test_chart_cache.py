@@ -13,6 +13,8 @@ from delivery import charts
 from stackconfig import versions
 from tests.chart_cache import chart_archive
 
+pytestmark = pytest.mark.charts
+
 
 @pytest.fixture
 def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:

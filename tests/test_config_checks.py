@@ -75,6 +75,7 @@ def test_valid_stack_files_of_the_repository_exit_0(capsys: pytest.CaptureFixtur
         assert stackconfig_main([stack, "--dir", str(ROOT)]) == 0, capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_cli_runs_as_a_module_without_traceback(tmp_path: Path) -> None:
     project(tmp_path, GOOD_STACK + "  gpu-autoscaling:cluster:\n    name: again\n")
     result = subprocess.run([sys.executable, "-m", "stackconfig", "dev", "--dir", str(tmp_path)], cwd=ROOT,

@@ -94,6 +94,7 @@ def test_panels_use_the_datasource_variable(cfg: StackConfig) -> None:
                 assert used.startswith("__") or used in variables, f"{used} is not a dashboard variable"
 
 
+@pytest.mark.subprocess
 def test_every_query_parses(tmp_path: Path, cfg: StackConfig) -> None:
     rules = [
         {"record": f"dashboard:query_{i}:check", "expr": substitute(expr)}
@@ -105,6 +106,7 @@ def test_every_query_parses(tmp_path: Path, cfg: StackConfig) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.subprocess
 def test_a_broken_query_is_caught(tmp_path: Path) -> None:
     """The parse check itself can fail: promtool rejects an expression with a dangling operator."""
     path = dump_yaml({"groups": [{"name": "g", "rules": [{"record": "x:y:z", "expr": "sum(up) /"}]}]},
@@ -129,6 +131,7 @@ def test_alert_table_lists_every_alert(cfg: StackConfig) -> None:
     assert listed == alerts.alert_names(alerts.rule_groups(cfg))
 
 
+@pytest.mark.charts
 def test_sidecar_label_is_the_charts_default() -> None:
     """The ConfigMap label the Monitoring component uses is the one kube-prometheus-stack's sidecar watches."""
     values = chart_values(versions.KUBE_PROMETHEUS_STACK)

@@ -45,6 +45,9 @@ from tests.prometheus_harness import (
     values_of,
 )
 
+pytestmark = pytest.mark.subprocess
+
+
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 #: A second workload with 2 GPUs per pod and the guide's 60 % target, rendered by the program itself.
 TRAINER = {

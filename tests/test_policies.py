@@ -585,6 +585,7 @@ def test_builders_are_valid_for_every_policy() -> None:
                 assert check(policy, resource_type, props, config=config, protect=True) == [], policy.name
 
 
+@pytest.mark.subprocess
 def test_pack_runs_in_the_real_analyzer_with_the_prod_config() -> None:
     """Start the pack the way the CLI does (`python -m pulumi.policy <engine> policy`) and call it over gRPC."""
     import grpc

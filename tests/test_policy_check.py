@@ -88,6 +88,7 @@ def test_the_real_plans_pass_every_policy(
     assert (tmp_path / "report.md").read_text() == report
 
 
+@pytest.mark.subprocess
 def test_the_command_runs_as_the_workflow_calls_it(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     plan = write_plan(tmp_path, plans["prod"], {f"{DEPLOYMENT}::inference-deployment": latest_image})
     result = subprocess.run(
@@ -223,6 +224,7 @@ def test_a_custom_gpu_pool_taint_is_learned_from_the_plan(
     )
 
 
+@pytest.mark.subprocess
 def test_the_fork_review_script_reports_and_flags_a_violation(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     """.github/scripts/offline-plan-review.sh in this checkout (the base), with the pull request's plan as data."""
     head = tmp_path / "head"

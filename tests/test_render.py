@@ -22,6 +22,8 @@ from renderers.chart_values import GRAFANA_ADMIN_SECRET
 from stacknames import NODE_EXPORTER_NAMESPACE
 from tests.chart_cache import rendered_stack
 
+pytestmark = pytest.mark.charts
+
 
 def with_values(rec: Recording, release: str, edit: Callable[[dict[str, Any]], None]) -> Recording:
     """A copy of `rec` whose release `release` gets its values changed by `edit` (the recording is shared)."""

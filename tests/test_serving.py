@@ -348,6 +348,7 @@ def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(recordings: 
     assert serving["targets"][0]["expr"] == trigger["metadata"]["query"]
 
 
+@pytest.mark.charts
 def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
     """PodMonitor against prometheus-operator's CRD as kube-prometheus-stack 88.5.3 ships it (charts/crds)."""
     import tarfile
@@ -355,9 +356,10 @@ def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
     import jsonschema
     import yaml
 
+    from delivery.render import unwrap
+    from delivery.schema_check import strict_schema as _strict
     from stackconfig import versions
     from tests.chart_cache import chart_archive
-    from tests.test_schemas import _strict, unwrap
 
     with tarfile.open(chart_archive(versions.KUBE_PROMETHEUS_STACK)) as tgz:
         member = tgz.extractfile("kube-prometheus-stack/charts/crds/crds/crd-podmonitors.yaml")

@@ -37,6 +37,8 @@ from tests.prometheus_harness import (
     values_of,
 )
 
+pytestmark = pytest.mark.subprocess
+
 SCRAPE = "1s"
 WAITING = "vllm:num_requests_waiting"
 

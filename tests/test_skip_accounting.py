@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import skip_accounting
 from tests.prometheus_harness import MISSING_REASON
 
@@ -34,6 +36,7 @@ def run(tmp_path: Path, ci: bool) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.subprocess
 def test_skips_are_counted_and_an_unexplained_one_fails_in_ci(tmp_path: Path) -> None:
     local = run(tmp_path, ci=False)
     assert local.returncode == 0, local.stdout

@@ -9,20 +9,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-import pulumi
-import pulumi.runtime.settings
 import pytest
 
 from offline.engine import Recording
 from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
 from renderers.workload_specs import rollout_timeout_minutes
-from stackconfig import ConfigError, load_stack_config
+from stackconfig import ConfigError, load_stack_config, versions
 from stackconfig.units import go_duration_seconds
 from tests.conftest import cluster_name
-from tests.test_gcore_double import RecordingMonitor, gcore, gpu_pool, inputs_of
+from tests.test_gcore_schema import FIXTURES
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
 NO_CUSTOM_TIMEOUTS = {"create": "", "update": "", "delete": ""}
@@ -34,43 +33,16 @@ def minutes(value: str) -> float:
     return seconds / 60
 
 
-# --- the test double has the SDK's `timeouts` argument ----------------------------------------------------------
+# --- the provider's schema ------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def monitor() -> RecordingMonitor:
-    """The double's recording mock monitor, as in tests/test_gcore_double.py."""
-    mon = RecordingMonitor()
-    pulumi.runtime.set_mocks(mon.mocks, project="gpu", stack="test", preview=False, monitor=mon)
-    pulumi.runtime.settings.SETTINGS.package_refs = {}
-    return mon
-
-
-def test_double_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor) -> None:
-    @pulumi.runtime.test
-    def build() -> None:
-        gcore.K8sv2("args", name="a", keypair="k", version="v1.35.3", pools=[gpu_pool()],
-                    timeouts=gcore.K8sv2TimeoutsArgs(create="70m", update="105m"))
-        gcore.K8sv2("dict", name="d", keypair="k", version="v1.35.3", pools=[gpu_pool()],
-                    timeouts={"create": "70m"})
-        gcore.K8sv2("via-args", gcore.K8sv2Args(keypair="k", version="v1.35.3", pools=[gpu_pool()],
-                                                 timeouts=gcore.K8sv2TimeoutsArgs(update="90m")))
-
-    build()
-
-    by_name = {r.name: inputs_of(r) for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"}
-    assert by_name["args"]["timeouts"] == {"create": "70m", "update": "105m"}
-    assert by_name["dict"]["timeouts"] == {"create": "70m"}
-    assert by_name["via-args"]["timeouts"] == {"update": "90m"}
-
-
-def test_double_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
-    with pytest.raises(TypeError, match="delete"):
-        gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="no delete timeout"):
-        gcore.K8sv2("c", name="c", keypair="k", version="v1.35.3", pools=[gpu_pool()],
-                    timeouts={"create": "70m", "delete": "60m"})
-    assert [r for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"] == []
+def test_the_cluster_sets_exactly_the_timeouts_the_provider_declares(rec: Recording) -> None:
+    """The provider's documented schema (tests/fixtures/gcore, v0.34.3) declares create and update timeouts and no
+    delete: a `delete` would be refused by the real SDK, a missing one leaves the deadline at the SDK's default."""
+    snapshot = json.loads((FIXTURES / f"schema-v{versions.GCORE_PROVIDER_VERSION}.json").read_text())
+    declared = set(snapshot["resources"]["gcore_k8sv2"]["fields"]["timeouts"]["block"]["fields"])
+    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
+    assert set(cluster.inputs["timeouts"]) == declared == {"create", "update"}
 
 
 # --- the program ---------------------------------------------------------------------------------------------------

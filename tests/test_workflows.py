@@ -74,6 +74,7 @@ def test_the_expected_workflows_exist() -> None:
     [("vendor.github-workflows", WORKFLOWS), ("vendor.github-actions", ACTIONS)],
     ids=["workflows", "actions"],
 )
+@pytest.mark.subprocess
 def test_files_validate_against_githubs_schema(schema: str, files: list[Path]) -> None:
     assert files
     result = subprocess.run(
@@ -85,6 +86,7 @@ def test_files_validate_against_githubs_schema(schema: str, files: list[Path]) -
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.subprocess
 def test_the_validator_rejects_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz:\n      - run: echo\n")
@@ -189,6 +191,7 @@ def test_offline_plan_comment_is_posted_without_running_pull_request_code() -> N
     assert "pr.head.sha !== context.payload.workflow_run.head_sha" in script
 
 
+@pytest.mark.subprocess
 def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path: Path) -> None:
     """Run the review script with a stand-in `offline.plan` (the real one plans the program)."""
     work = tmp_path / "work"
@@ -250,6 +253,7 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
         ("acme", "t", 0, []),
     ],
 )
+@pytest.mark.subprocess
 def test_settings_check_names_what_is_missing(org: str, token: str, status: int, named: list[str]) -> None:
     env = {**os.environ, "PULUMI_ORG": org, "PULUMI_ACCESS_TOKEN": token}
     result = subprocess.run(
@@ -341,6 +345,7 @@ def test_actions_are_pinned_to_a_major_version_or_commit() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.subprocess
 def test_upsert_comment_creates_then_edits_its_own_comment() -> None:
     script = textwrap.dedent(
         """
@@ -429,6 +434,7 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.subprocess
 def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -460,6 +466,7 @@ def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: P
     assert not (repo / "out" / "base-src").exists()
 
 
+@pytest.mark.subprocess
 def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> None:
     """The fork path: the head job's what-if JSON (data) against the base's own run, in the plan comment."""
     work = tmp_path / "work"
