@@ -65,7 +65,7 @@ class Simulation:
                 pod.ready_at = 0.0
         st.recount(0.0)
         st.exported = 100 * min(demand, st.ready_pods * s.gpus_per_pod)
-        st.window.extend([st.exported] * st.window.maxlen)  # type: ignore[arg-type]
+        st.window.extend([st.exported] * (st.window.maxlen or 1))
 
     def run(self, trace: Iterable[Segment], plot: bool = False) -> dict[str, Any]:
         st, s = self.state, self.s

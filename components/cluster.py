@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_gcore as gcore
@@ -67,8 +68,8 @@ class GpuCluster(pulumi.ComponentResource):
                 )
             )
         # Where the cluster is: the cluster and its kubeconfig lookup name the same project and region.
-        location = {"project_id": c.project_id, "project_name": c.project_name, "region_id": c.region_id,
-                    "region_name": c.region_name}
+        location: dict[str, Any] = {"project_id": c.project_id, "project_name": c.project_name,
+                                    "region_id": c.region_id, "region_name": c.region_name}
         self.cluster = gcore.K8sv2(
             f"{name}-cluster",
             name=c.name,  # explicit: an auto-name would break Gcore's 20-character limit

@@ -294,7 +294,7 @@ async def _awaited(result: Any) -> None:
 
 
 def _validate(
-    policy: Policy,
+    policy: ResourceValidationPolicy | StackValidationPolicy,
     args: ResourceValidationArgs | StackValidationArgs,
     level: EnforcementLevel,
     where: str | None,
@@ -311,7 +311,8 @@ def _validate(
         into.append(Violation(policy.name, policy.description, level, resource, message))
 
     try:
-        result = policy.validate(args, report)
+        # run_policies pairs each policy with its kind of arguments (resource or stack).
+        result = policy.validate(args, report)  # type: ignore[arg-type]
         if inspect.isawaitable(result):
             asyncio.run(_awaited(result))
     except Exception as exc:

@@ -19,7 +19,7 @@ from delivery.placed_objects import Finding, Placed, describe, namespace_labels
 from delivery.render import StackRender
 
 
-def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A CRD's structural schema as JSON Schema that refuses what the API server would prune or refuse.
 
     Kubernetes prunes fields a structural schema does not declare (unless x-kubernetes-preserve-unknown-fields),
@@ -31,13 +31,13 @@ def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
     if out.get("type") == "object" and "properties" in out and not out.get("x-kubernetes-preserve-unknown-fields"):
         out.setdefault("additionalProperties", False)
     if "properties" in out:
-        out["properties"] = {k: _strict(v) for k, v in out["properties"].items()}
+        out["properties"] = {k: strict_schema(v) for k, v in out["properties"].items()}
     for key in ("items", "additionalProperties"):
         if isinstance(out.get(key), dict):
-            out[key] = _strict(out[key])
+            out[key] = strict_schema(out[key])
     for key in ("allOf", "anyOf", "oneOf"):
         if isinstance(out.get(key), list):
-            out[key] = [_strict(s) for s in out[key]]
+            out[key] = [strict_schema(s) for s in out[key]]
     return out
 
 
@@ -45,7 +45,7 @@ def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
 def _crd_validator(crd_key: tuple[str, str, str], schema_json: str) -> Any:
     import jsonschema
 
-    schema = _strict(json.loads(schema_json))
+    schema = strict_schema(json.loads(schema_json))
     # metadata is the API server's to check (ObjectMeta), not the CRD's.
     schema.get("properties", {}).pop("metadata", None)
     if "properties" in schema:

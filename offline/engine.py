@@ -176,12 +176,13 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                 return args.name, {**state, "result": "mock-password-0123456789abcdef0123"}
             return f"{args.name}-id", state
 
-        def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+            """The invoke's result and its check failures (none)."""
             recording.invokes.append(RecordedInvoke(args.token, _plain(dict(args.args))))
             if args.token == "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig":
                 return {**args.args, "id": args.args.get("clusterName"), "kubeconfig": MOCK_KUBECONFIG,
-                        "host": "https://127.0.0.1:6443"}
-            return {}
+                        "host": "https://127.0.0.1:6443"}, []
+            return {}, []
 
     class RecordingMonitor(MockMonitor):
         def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
@@ -335,6 +336,7 @@ def record_program(
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys)
     root = get_root_resource()
+    assert isinstance(root, pulumi.runtime.stack.Stack), root
     root.outputs.clear()  # the Stack resource is reused across runs in one process
 
     @pulumi.runtime.test

@@ -27,7 +27,6 @@ from typing import Any
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
-from grafana_foundation_sdk.cog.builder import Builder
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
@@ -46,7 +45,7 @@ TAGS = ["gpu-platform"]
 #: Subquery step for GPU-hours: one sample per minute, so `sum_over_time(...) / 60` is hours.
 HOURS_STEP = "1m"
 
-Panel = Builder[dm.Panel]
+Panel = timeseries.Panel | stat.Panel | table.Panel
 
 
 class _Layout:

@@ -128,7 +128,8 @@ GPU_REF = "GPU {{ $labels.gpu }} ({{ $labels.UUID }}, {{ $labels.modelName }}) o
 class _Runbook(string.Template):
     """Only `${name}` is replaced; Prometheus' own `{{ $labels.node }}` and `{{ $value }}` pass through."""
 
-    pattern = r"(?P<escaped>(?!x)x)|(?P<named>(?!x)x)|\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<invalid>(?!x)x)"
+    # A string, as string.Template documents it (its metaclass compiles it); typeshed types the compiled pattern.
+    pattern = r"(?P<escaped>(?!x)x)|(?P<named>(?!x)x)|\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<invalid>(?!x)x)"  # type: ignore[assignment]
 
 
 @functools.cache

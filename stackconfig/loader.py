@@ -106,7 +106,7 @@ def _validate_what_validates(
                 if _drop(data, loc):
                     dropped.add(_original_key(key_path(loc), kept))
             for loc in sorted(items, key=lambda t: tuple(str(p).zfill(8) for p in t), reverse=True):
-                parent = data
+                parent: Any = data
                 for part in loc[:-1]:
                     parent = parent[part]
                 section = key_path(loc[:-1])

@@ -3,6 +3,9 @@
 Each policy names the failure it prevents and the upstream source it rests on.
 Props are the engine's camelCase names (`pools[].flavorId`, `spec.template.spec.containers`), the same keys
 the mocks record, so the same functions run under `pulumi preview --policy-pack policy` and in the tests.
+
+One file over 400 lines: the pack's eleven policies with their helpers, as the CLI loads them; to be split by
+concern (resources, stack, headroom) once the budget policies' GPUs-per-node fix (issue 17) has landed here.
 """
 
 from __future__ import annotations
@@ -522,7 +525,8 @@ def _headroom_priority(args: StackValidationArgs, report_violation: ReportViolat
         _get(r.props, "autoscalerConfig", "expendable-pods-priority-cutoff")
         for r in args.resources if r.resource_type == CLUSTER_TYPE
     ]
-    placeholders, workloads = [], []
+    placeholders: list[tuple[PolicyResource, float | None]] = []
+    workloads: list[tuple[PolicyResource, float | None]] = []
     for res in args.resources:
         if res.resource_type not in GPU_PLACED_KINDS:
             continue

@@ -24,8 +24,9 @@ def serving_problems(key: str, w: WorkloadConfig) -> list[Problem]:
         out.append(Problem(f"{key}.terminationGracePeriodSeconds", w.termination_grace_period_seconds,
                            f"leaves no time after the {SERVING_DRAIN_SECONDS} s a serving pod keeps answering while "
                            "it leaves the Service", f"set it above {SERVING_DRAIN_SECONDS}, e.g. 60"))
-    for field_, values in (("name", names), ("port", [p.port for p in w.ports])):
-        dupes = sorted({str(v) for v in values if values.count(v) > 1})
+    columns: tuple[tuple[str, list[str] | list[int]], ...] = (("name", names), ("port", [p.port for p in w.ports]))
+    for field_, values in columns:
+        dupes = sorted({str(v) for v in values if values.count(v) > 1})  # type: ignore[arg-type]
         if dupes:
             out.append(Problem(f"{key}.ports", ", ".join(dupes), f"repeats a port {field_}",
                                f"give every port its own {field_}"))
