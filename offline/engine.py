@@ -173,8 +173,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                 status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
                           "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
-            if args.typ == "random:index/randomPassword:RandomPassword":
-                return args.name, {**state, "result": "mock-password-0123456789abcdef0123"}
+            if args.typ == "pulumi:index:Stash":
+                # The engine's built-in: `output` is the first `input` it stored (pkg/resource/deploy/builtins.go).
+                return f"{args.name}-id", {**state, "output": state.get("input")}
             return f"{args.name}-id", state
 
         def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

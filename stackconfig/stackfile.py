@@ -29,11 +29,11 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from stackconfig.errors import ConfigError, Problem
 
 #: Namespaces besides the project's that this program (or Pulumi itself) reads: the Gcore provider's token and
-#: endpoint, the Kubernetes and random providers' settings, and Pulumi's own `pulumi:` keys. Anything else in a
+#: endpoint, the Kubernetes provider's settings, and Pulumi's own `pulumi:` keys. Anything else in a
 #: stack file is read by nobody.
 #: `secrets:` holds the values that workloads (secretEnv, imagePullSecret) and alerting receivers reference by key;
 #: the program refuses such a key when it is set without `--secret` (__main__.secret_config).
-KNOWN_NAMESPACES = ("gcore", "kubernetes", "random", "pulumi", "secrets")
+KNOWN_NAMESPACES = ("gcore", "kubernetes", "pulumi", "secrets")
 #: The Gcore v0 provider's config keys (G-Core/terraform-provider-gcore v0.34.3, docs/index.md "Schema", in Pulumi's
 #: camelCase): a misspelled `gcore:permanentApiTokn` would leave the provider without its token until it first
 #: calls the API. `gcore:apiKey` is the v2 provider's name and is refused here too.
