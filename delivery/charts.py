@@ -12,7 +12,7 @@ ServiceMonitor) are not in its chart; they come from the operator's source archi
 (https://github.com/NVIDIA/gpu-operator/tree/<tag>/assets) or the mirror.
 
 The cache records where each archive came from in `.cache/charts/SOURCES.json`; a cached archive is reused.
-An archive that cannot be obtained is an error (exit 1, on every machine: the render tests and the render check
+An archive that cannot be obtained is an error (exit 2, on every machine: the render tests and the render check
 cannot run without it) naming every place that was tried and what to do; `scripts/test.sh` stops there, so the test
 command reports one failure for that one cause. `CHART_OFFLINE=1` (or `--offline`) skips the repositories.
 """
@@ -244,11 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         # A failure everywhere, not only in CI: without the charts the render tests cannot prove anything, and
         # scripts/test.sh stops here with this one message instead of a failure or skip per render test.
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return 2
     except OSError as err:  # the cache directory cannot be created or written
         print(f"error: chart cache {CACHE}: {err.strerror or err}. Fix: set CHART_CACHE to a directory you can "
               "write", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 

@@ -72,9 +72,9 @@ def test_a_chart_found_nowhere_names_where_it_was_looked_for(
     assert "CHART_MIRROR" in message and "python -m delivery.charts" in message
     # A failure of the fetch step in CI and on a developer's machine alike (scripts/test.sh stops there).
     monkeypatch.setenv("CI", "true")
-    assert charts.main(["--offline"]) == 1
+    assert charts.main(["--offline"]) == 2
     monkeypatch.delenv("CI")
-    assert charts.main(["--offline"]) == 1
+    assert charts.main(["--offline"]) == 2
     assert "1 pinned chart archive(s) found nowhere: keda-2.20.2.tgz" in capsys.readouterr().err
 
 
@@ -102,7 +102,7 @@ def test_the_test_command_stops_with_one_message_when_the_charts_are_nowhere(tmp
     # `--co` keeps it quick should the script go on to pytest (the old behaviour outside CI).
     run = subprocess.run(["bash", str(ROOT / "scripts" / "test.sh"), "--co", "-q", "tests/test_chart_cache.py"],
                          env=env, capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
     assert run.stderr.count("error:") == 1, run.stderr
     assert "4 pinned chart archive(s) found nowhere" in run.stderr
     assert f"chart cache {tmp_path / 'cache'}" in run.stderr and "(no such directory)" in run.stderr
