@@ -131,8 +131,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     column = args.column or whatif.column
     per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
-        missing = "--trace" if trace is None else "--per-gpu"
-        raise UsageError([Problem(missing, None, "is not given and the stack sets no whatIf value for it",
+        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
+        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
                                   "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
     if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
         raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",

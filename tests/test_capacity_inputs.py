@@ -90,6 +90,8 @@ def test_a_trace_that_cannot_be_demand_is_refused_with_line_value_and_fix(
         pytest.param(["--trace", "{tmp}"], ["is a directory, not a trace"], id="trace-directory"),
         pytest.param(["--trace", "no-such-trace.csv"], ["no trace file 'no-such-trace.csv'", "current directory",
                                                         "repository root"], id="trace-missing"),
+        pytest.param(["--set", "whatIf=null"], ["--trace: '' is not given, and the stack has no whatIf.trace"],
+                     id="no-trace"),
         pytest.param(["--days", "-1", "--per-gpu", "0", "--json", "{tmp}/x/y.json"],
                      ["3 problems", "--days", "--per-gpu", "--json"], id="all-problems-at-once"),
     ],
