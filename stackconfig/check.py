@@ -52,9 +52,13 @@ def check_config(config: Mapping[str, Any], project: str, where: Mapping[str, st
 
 
 def project_name(project_dir: Path) -> str:
-    """The `name:` of the project's Pulumi.yaml."""
+    """The `name:` of the project's Pulumi.yaml (ConfigError when it has none)."""
     data = YAML(typ="safe", pure=True).load((project_dir / "Pulumi.yaml").read_text(encoding="utf-8"))
-    return str(data["name"])
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ConfigError([Problem(str(project_dir / "Pulumi.yaml"), name, "has no project `name:`",
+                                   "give --dir a Pulumi project folder (its Pulumi.yaml names the project)")])
+    return name
 
 
 def stack_file(project_dir: Path, stack: str) -> StackFile:

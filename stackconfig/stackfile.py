@@ -107,7 +107,15 @@ def read_stack_file(path: Path) -> StackFile:
     ruamel's round-trip parser is slow (tens of ms), and one evaluation reads the same file several times (the
     offline engine, the program, the secret placeholders): a parse is kept per content and handed out as a copy.
     """
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        raise StackFileError([Problem(path.name, str(path), "is a directory, not a stack file",
+                                      "remove the directory or rename it; a stack file is YAML text")])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise StackFileError([Problem(f"{path.name}:{line}", f"byte {exc.object[exc.start]:#04x}", "is not UTF-8 text",
+                                      "save the stack file as UTF-8 (the Pulumi CLI reads nothing else)")]) from None
     return copy.deepcopy(_parse(path, text))
 
 
