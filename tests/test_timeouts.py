@@ -1,8 +1,9 @@
 """Timeouts that do what they say (docs/timeouts-and-recovery.md).
 
-- The Gcore provider is served through the Pulumi Terraform bridge's Plugin Framework path, which ignores the
-  engine's `customTimeouts` (pulumi/pulumi-terraform-bridge issue #827): no Gcore resource may carry them; the
-  resource's own `timeouts` input (create and update only) carries the values instead.
+- The Gcore provider is served by the Any Terraform Provider, which bridges it over the Terraform plugin protocol
+  (the bridge's Plugin Framework path) and ignores the engine's `customTimeouts` (pulumi/pulumi-terraform-bridge
+  issue #827): no Gcore resource may carry them; the resource's own `timeouts` input (create and update only, as
+  the generated SDK has it) carries the values instead.
 - pulumi-kubernetes honours `customTimeouts`: the Deployments keep theirs, longer than the pool's provisioning.
 - The Cluster Autoscaler never gives up on a GPU node sooner than the pool needs to provision one.
 """
@@ -22,7 +23,7 @@ from offline.engine import Recording
 from stackconfig import ConfigError, load_stack_config
 from stackconfig.model import go_duration_seconds
 from tests.conftest import cluster_name
-from tests.test_gcore_double import RecordingMonitor, gcore, gpu_pool, inputs_of
+from tests.test_gcore_sdk import RecordingMonitor, gcore, gpu_pool, inputs_of
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
 NO_CUSTOM_TIMEOUTS = {"create": "", "update": "", "delete": ""}
@@ -34,19 +35,19 @@ def minutes(value: str) -> float:
     return seconds / 60
 
 
-# --- the test double has the SDK's `timeouts` argument ----------------------------------------------------------
+# --- the generated SDK's `timeouts` argument --------------------------------------------------------------------
 
 
 @pytest.fixture
 def monitor() -> RecordingMonitor:
-    """The double's recording mock monitor, as in tests/test_gcore_double.py."""
+    """The recording mock monitor of tests/test_gcore_sdk.py."""
     mon = RecordingMonitor()
     pulumi.runtime.set_mocks(mon.mocks, project="gpu", stack="test", preview=False, monitor=mon)
     pulumi.runtime.settings.SETTINGS.package_refs = {}
     return mon
 
 
-def test_double_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor) -> None:
+def test_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor) -> None:
     @pulumi.runtime.test
     def build() -> None:
         gcore.K8sv2("args", name="a", keypair="k", version="v1.35.3", pools=[gpu_pool()],
@@ -64,12 +65,11 @@ def test_double_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor
     assert by_name["via-args"]["timeouts"] == {"update": "90m"}
 
 
-def test_double_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
+def test_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
+    """The schema has create and update only; the generated Args class refuses anything else (the program builds
+    its timeouts through that class, components/cluster.py, so a delete timeout cannot reach the provider)."""
     with pytest.raises(TypeError, match="delete"):
         gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="no delete timeout"):
-        gcore.K8sv2("c", name="c", keypair="k", version="v1.35.3", pools=[gpu_pool()],
-                    timeouts={"create": "70m", "delete": "60m"})
     assert [r for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"] == []
 
 

@@ -421,7 +421,7 @@ def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
 
 
 def _repo_copy(dest: Path) -> None:
-    for name in ("capacity", "components", "stackconfig", "offline", "testdoubles", "traces"):
+    for name in ("capacity", "components", "stackconfig", "offline", "sdks", "traces"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"):
         shutil.copy(ROOT / name, dest / name)

@@ -382,5 +382,10 @@ func kubeconfigRead(ctx context.Context, d *schema.ResourceData, _ any) diag.Dia
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-print-schema" {
+		// The schemas as schemagen read them from the provider's source: the repository keeps a copy as a fixture.
+		_, _ = os.Stdout.Write(schemaJSON)
+		return
+	}
 	plugin.Serve(&plugin.ServeOpts{ProviderFunc: provider})
 }

@@ -5,4 +5,5 @@ package tools
 
 import (
 	_ "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"
+	_ "github.com/pulumi/pulumi/pkg/v3/codegen/python"
 )

@@ -1,4 +1,5 @@
-"""The pulumi_gcore test double behaves like the generated SDK (terraform-provider g-core/gcore 0.34.3).
+"""The generated Gcore SDK (sdks/gcore: the Any Terraform Provider's schema of g-core/gcore 0.34.3, through Pulumi's
+Python codegen; `python -m realengine.gcore_sdk`) under the mocks the suite uses.
 
 What the rest of the suite relies on: type tokens, camelCase engine names, the parameterized-package reference,
 TypeErrors for wrong or missing arguments, and the kubeconfig invoke. Each test fails if one of them breaks.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 from google.protobuf import json_format
 from pulumi.runtime.mocks import MockMonitor
 
-TESTDOUBLES = Path(__file__).resolve().parents[1] / "testdoubles"
+SDK = Path(__file__).resolve().parents[1] / "sdks" / "gcore"
 KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
 INVOKE_TOKEN = "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig"
 # MockMonitor's answer to RegisterPackage (pulumi/runtime/mocks.py).
@@ -28,18 +28,17 @@ MOCK_PACKAGE_REF = "mock-uuid"
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 
 
-def _import_double() -> ModuleType:
-    """Import the double from testdoubles/ (first on sys.path), never the generated SDK."""
-    if str(TESTDOUBLES) not in sys.path:
-        sys.path.insert(0, str(TESTDOUBLES))
+def _import_sdk() -> ModuleType:
+    """The generated SDK as `pulumi install` (or scripts/test.sh) installed it from sdks/gcore."""
     import pulumi_gcore
 
-    if not Path(pulumi_gcore.__file__).resolve().is_relative_to(TESTDOUBLES):
-        pytest.skip(f"the generated pulumi_gcore is already imported: {pulumi_gcore.__file__}", allow_module_level=True)
+    plugin = json.loads((Path(pulumi_gcore.__file__).parent / "pulumi-plugin.json").read_text())
+    committed = json.loads((SDK / "pulumi_gcore" / "pulumi-plugin.json").read_text())
+    assert plugin == committed, f"the installed pulumi_gcore ({pulumi_gcore.__file__}) is not sdks/gcore's"
     return pulumi_gcore
 
 
-gcore = _import_double()
+gcore = _import_sdk()
 
 
 class GcoreMocks(pulumi.runtime.Mocks):
@@ -175,13 +174,13 @@ def test_register_package_carries_the_terraform_provider_parameterization(monito
 
     assert len(monitor.package_requests) == 1, "one RegisterPackage per deployment, then the cached ref"
     package = monitor.package_requests[0]
-    assert (package.name, package.version) == ("terraform-provider", gcore._utilities.BASE_PROVIDER_VERSION)
+    plugin = json.loads((SDK / "pulumi_gcore" / "pulumi-plugin.json").read_text())
+    assert (package.name, package.version) == ("terraform-provider", plugin["version"])
     assert (package.parameterization.name, package.parameterization.version) == ("gcore", "0.34.3")
     assert json.loads(package.parameterization.value) == {
         "remote": {"url": "registry.opentofu.org/g-core/gcore", "version": "0.34.3"}
     }
-    plugin = json.loads((TESTDOUBLES / "pulumi_gcore" / "pulumi-plugin.json").read_text())
-    assert plugin["name"] == package.name and plugin["version"] == package.version
+    assert plugin["name"] == package.name
     assert base64.b64decode(plugin["parameterization"]["value"]) == package.parameterization.value
     assert [r.packageRef for r in monitor.registrations if r.type.startswith("gcore:")] == [MOCK_PACKAGE_REF] * 2
 
