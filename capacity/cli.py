@@ -1,7 +1,8 @@
 """`python -m capacity <stack> --trace FILE.csv`: what the stack's scaling settings would have done to a trace.
 
-Exit codes: 0 done; 1 the trace or an output cannot be read/written; 2 a config error (stack file or
-`--set`, the same message `pulumi preview` prints) or a bad command line.
+Exit codes: 0 done; 2 an input cannot be used: the command line, the stack file or `--set` (the same message
+`pulumi preview` prints), the trace, or an output path; every message names the input, the value and the fix.
+1 only for a crash of the tool itself (a bug: please report it).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +22,10 @@ from capacity import config as stackfile
 from capacity.sim import simulate
 from capacity.trace import TraceError, segments, trace_start
 from offline.engine import ROOT
-from stackconfig import ConfigError, WhatIfConfig
+from stackconfig import ConfigError, Problem, WhatIfConfig
+
+#: Exit status for an input that cannot be used (argparse's own, for the same kind of mistake).
+USAGE = 2
 
 SUMMARY_ROWS = (
     ("cost per month (USD)", "costPerMonth", "{:,.0f}"),
@@ -34,7 +40,63 @@ SUMMARY_ROWS = (
 
 
 class UsageError(ValueError):
-    """A command line that cannot run (exit 2, like argparse's own errors)."""
+    """A command line that cannot run (exit 2, like argparse's own errors): every problem with its fix."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        if len(self.problems) == 1:
+            super().__init__(str(self.problems[0]))
+        else:
+            lines = "".join(f"\n  - {p}" for p in self.problems)
+            super().__init__(f"{len(self.problems)} problems with the command line:{lines}")
+
+
+def _output_problem(option: str, path: Path) -> Problem | None:
+    """Why `path` cannot take an output, checked before the replay (so a typo does not cost the run)."""
+    if path.is_dir():
+        return Problem(option, str(path), "is a directory", f"give a file name, e.g. {path / 'out'}")
+    folder = path.parent
+    if not folder.is_dir():
+        return Problem(option, str(path), f"is in a folder that does not exist ({folder})",
+                       f"create it first (mkdir -p {folder}) or choose another path")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return Problem(option, str(path), "cannot be written (permission denied)", "choose a path you can write")
+    return None
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every problem of the command line at once (UsageError), before the stack is read or the trace replayed."""
+    problems: list[Problem] = []
+    if args.days is not None and not (math.isfinite(args.days) and args.days > 0):
+        problems.append(Problem("--days", args.days, "is not a positive number of days",
+                                "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))
+    if args.per_gpu is not None and not (math.isfinite(args.per_gpu) and args.per_gpu > 0):
+        problems.append(Problem("--per-gpu", args.per_gpu, "is not a positive number",
+                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    if args.json is not None and str(args.json) != "-":
+        problems.append(_output_problem("--json", args.json))
+    if args.plot is not None:
+        problem = _output_problem("--plot", args.plot)
+        if problem is None:
+            problem = _plot_format_problem(args.plot)
+        problems.append(problem)
+    found = [p for p in problems if p is not None]
+    if found:
+        raise UsageError(found)
+
+
+def _plot_format_problem(path: Path) -> Problem | None:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return Problem("--plot", str(path), "needs matplotlib, which is not installed",
+                       "pip install -r capacity/requirements.txt (or use the project's .venv)")
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix and suffix not in formats:
+        return Problem("--plot", str(path), f"has the suffix .{suffix}, which matplotlib cannot write",
+                       f"end the name with one of .{', .'.join(sorted(formats))} (e.g. .png)")
+    return None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -58,6 +120,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Load and validate the stack (with `--set`), run the trace, return the result (JSON-ready)."""
+    check_args(args)
     cfg = stackfile.load(args.stack, args.set, args.root)
     whatif = cfg.what_if or WhatIfConfig()
     workload = stackfile.pick_workload(cfg, args.workload or whatif.workload)
@@ -68,20 +131,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     column = args.column or whatif.column
     per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
-        raise UsageError("give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")
-    if per_gpu <= 0:
-        raise UsageError(f"--per-gpu must be > 0, got {per_gpu:g}")
+        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
+        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
+                                  "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
+    if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
+        raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
+                                   "set what one GPU serves per minute at 100 % utilisation, e.g. perGpu: 1200")])
     path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else args.root / trace
-    if not path.is_file():
-        raise TraceError(f"no trace file {trace}")
+    if not path.exists() and not Path(trace).is_absolute():
+        raise TraceError(f"no trace file {trace!r}: looked in the current directory ({Path.cwd()}) and in the "
+                         f"repository root ({args.root}). Fix: give the path of an existing CSV file")
     settings = stackfile.settings_from_config(cfg, workload, whatif)
     start = trace_start(path)
     if start is not None:
         settings = dataclasses.replace(settings, start=start)
     seed = args.seed if args.seed is not None else whatif.seed
     began = time.perf_counter()
-    result = simulate(settings, segments(path, column, per_gpu, args.days * 1440 if args.days else None),
-                      seed=seed, plot=args.plot is not None)
+    limit = args.days * 1440 if args.days is not None else None
+    result = simulate(settings, segments(path, column, per_gpu, limit), seed=seed, plot=args.plot is not None)
     elapsed = time.perf_counter() - began
     series = result.pop("series", None)
     out: dict[str, Any] = {
@@ -96,8 +163,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.plot is not None and series is not None:
         from capacity.plot import plot
 
-        plot(series, out, args.plot)
+        try:
+            plot(series, out, args.plot)
+        except OSError as exc:
+            raise UsageError([Problem("--plot", str(args.plot), f"cannot be written ({exc.strerror or exc})",
+                                      "choose a path you can write")]) from None
     print(f"simulated {result['hours'] / 24:.1f} days in {elapsed:.2f} s", file=sys.stderr)
+    if args.days is not None and result["hours"] < args.days * 24 - 1e-9:
+        print(f"note: --days {args.days:g} asked for more than the trace holds: replayed all of it "
+              f"({result['hours'] / 24:.2f} days)", file=sys.stderr)
     return out
 
 
@@ -127,13 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run(args)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
-        return 2
-    except (FileNotFoundError, UsageError) as exc:
+        return USAGE
+    except (FileNotFoundError, UsageError, TraceError) as exc:
         print(f"python -m capacity: error: {exc}", file=sys.stderr)
-        return 2
-    except (TraceError, OSError) as exc:
-        print(f"python -m capacity: error: {exc}", file=sys.stderr)
-        return 1
+        return USAGE
     if not result:
         return 0
     text = json.dumps(result, indent=2, sort_keys=True) + "\n"
@@ -141,6 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if str(args.json) == "-":
             sys.stdout.write(text)
             return 0
-        args.json.write_text(text)
+        try:
+            args.json.write_text(text)
+        except OSError as exc:
+            print(f"python -m capacity: error: --json: {args.json} cannot be written ({exc.strerror}). "
+                  "Fix: choose a path you can write", file=sys.stderr)
+            return USAGE
     print(summary(result))
     return 0

@@ -98,7 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyError, TypeError, ValueError) as exc:
         print(f"python -m capacity.compare: unreadable result: {exc}", file=sys.stderr)
         return 1
-    out.write_text(text)
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        print(f"python -m capacity.compare: {out} cannot be written ({exc.strerror}): create its folder or choose "
+              "another path", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -44,7 +44,9 @@ def read_stack_file(stack: str, root: Path = ROOT) -> dict[str, Any]:
     it (stackconfig.stackfile: positions, duplicate keys, namespaces); `secure:` values are skipped."""
     path = root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        raise FileNotFoundError(f"no stack file {path.name} in {root}")
+        stacks = sorted(p.name.split(".")[1] for p in root.glob("Pulumi.*.yaml"))
+        raise FileNotFoundError(f"no stack file {path.name} in {root}. Fix: name one of its stacks "
+                                f"({', '.join(stacks) or 'none'}) or add the stack file")
     source = read_stack(root, stack)
     problems = source.namespace_problems()
     if problems:

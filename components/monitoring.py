@@ -6,13 +6,13 @@ to the chart as an existing Secret."""
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from components.kube import namespace, pinned_release
 from renderers.chart_values import (
@@ -67,12 +67,19 @@ class Monitoring(pulumi.ComponentResource):
         node_exporter_ns = namespace(
             f"{name}-node-exporter-ns", args.node_exporter_namespace, self, pod_security="privileged"
         )
-        password = random.RandomPassword(f"{name}-grafana-password", length=32, special=False, opts=child)
-        self.grafana_password = pulumi.Output.secret(password.result)
+        # Drawn once, kept in the state: a Stash returns the value it stored on its first `up`, and ignoring changes
+        # to its input keeps every later run's new draw from showing as a diff (pulumi/pulumi pkg/resource/deploy/
+        # builtins.go: the engine's own `pulumi:index:Stash`, no provider plugin to install).
+        password = pulumi.Stash(
+            f"{name}-grafana-password",
+            input=pulumi.Output.secret(secrets.token_urlsafe(24)),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["input"]),
+        )
+        self.grafana_password = pulumi.Output.secret(password.output)
         admin = k8s.core.v1.Secret(
             f"{name}-grafana-admin",
             metadata={"name": GRAFANA_ADMIN_SECRET, "namespace": self.namespace, "labels": PLATFORM_LABELS},
-            string_data={GRAFANA_USER_KEY: "admin", GRAFANA_PASSWORD_KEY: password.result},
+            string_data={GRAFANA_USER_KEY: "admin", GRAFANA_PASSWORD_KEY: self.grafana_password},
             opts=child,
         )
         extra, before_release = dict(args.extra_values), [admin]

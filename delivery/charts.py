@@ -12,7 +12,9 @@ ServiceMonitor) are not in its chart; they come from the operator's source archi
 (https://github.com/NVIDIA/gpu-operator/tree/<tag>/assets) or the mirror.
 
 The cache records where each archive came from in `.cache/charts/SOURCES.json`; a cached archive is reused.
-In CI (`CI=true`) an archive that cannot be obtained is an error naming every place that was tried.
+An archive that cannot be obtained is an error (exit 2, on every machine: the render tests and the render check
+cannot run without it) naming every place that was tried and what to do; `scripts/test.sh` stops there, so the test
+command reports one failure for that one cause. `CHART_OFFLINE=1` (or `--offline`) skips the repositories.
 """
 
 from __future__ import annotations
@@ -65,11 +67,37 @@ def assets_name(version: str) -> str:
     return f"gpu-operator-{version}-assets.tgz"
 
 
+#: What to do when an archive is missing, in every message that says so.
+FIX = (
+    "run `python -m delivery.charts` (scripts/test.sh does) where the charts' repositories are reachable, or point "
+    "CHART_MIRROR at a directory of the `helm package`d archives (`CHART_MIRROR=/path/to/charts bash "
+    "scripts/test.sh`); docs/charts-and-pod-security.md#where-the-charts-come-from"
+)
+
+
+def _repositories() -> str:
+    assets = GPU_OPERATOR_SOURCE.format(version=versions.GPU_OPERATOR.default_version)
+    return ", ".join(f"{c.name} {c.repo}" for c in PINNED) + f", GPU Operator assets {assets}"
+
+
+def _mirror_state() -> str:
+    return "" if MIRROR.is_dir() else " (no such directory)"
+
+
 def _missing(file: str) -> ChartMissing:
     return ChartMissing(
-        f"chart archive {file} is not in the chart cache {CACHE}; looked for it there, in its chart repository "
-        f"(stackconfig/versions.py) and in the mirror {MIRROR} (set CHART_MIRROR to another directory of "
-        f"packaged charts). Fill the cache with `python -m delivery.charts` (scripts/test.sh does)."
+        f"chart archive {file} is not in the chart cache {CACHE}. The render tests and the render check read the "
+        f"pinned charts from there; `python -m delivery.charts` fills it from the charts' repositories "
+        f"({_repositories()}) or from the mirror {MIRROR}{_mirror_state()}. Fix: {FIX}"
+    )
+
+
+def _found_nowhere(files: list[str], offline: bool) -> ChartMissing:
+    repositories = "not tried (offline)" if offline else "unreachable or without the pinned version"
+    return ChartMissing(
+        f"{len(files)} pinned chart archive(s) found nowhere: {', '.join(files)}. Looked in the chart cache {CACHE}, "
+        f"in the charts' repositories ({_repositories()}: {repositories}) and in the mirror "
+        f"{MIRROR}{_mirror_state()}. The render tests and the render check cannot run without them. Fix: {FIX}"
     )
 
 
@@ -199,22 +227,28 @@ def fetch(pins: tuple[tuple[versions.Chart, str], ...] | None = None, offline: b
         fetched.append(Fetched(file, source, sources[file]["sha256"]))
     sources_file.write_text(json.dumps(sources, indent=2, sort_keys=True) + "\n")
     if missing:
-        raise ChartMissing("; ".join(str(_missing(file)) for file in missing))
+        raise _found_nowhere(missing, offline)
     return fetched
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m delivery.charts", description=__doc__.split("\n")[0])
-    parser.add_argument("--offline", action="store_true", help="do not try the chart repositories")
+    parser.add_argument("--offline", action="store_true",
+                        help="do not try the chart repositories (also CHART_OFFLINE=1)")
     args = parser.parse_args(argv)
     print(f"chart cache {CACHE}:")
     try:
-        for item in fetch(offline=args.offline):
+        for item in fetch(offline=args.offline or os.environ.get("CHART_OFFLINE") == "1"):
             print(f"  {item.file}: {item.source} sha256:{item.sha256[:16]}")
     except ChartMissing as err:
+        # A failure everywhere, not only in CI: without the charts the render tests cannot prove anything, and
+        # scripts/test.sh stops here with this one message instead of a failure or skip per render test.
         print(f"error: {err}", file=sys.stderr)
-        # Locally the render tests then say what is missing; in CI a missing chart fails the run here.
-        return 1 if os.environ.get("CI") == "true" else 0
+        return 2
+    except OSError as err:  # the cache directory cannot be created or written
+        print(f"error: chart cache {CACHE}: {err.strerror or err}. Fix: set CHART_CACHE to a directory you can "
+              "write", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTDOUBLES = ROOT / "testdoubles"
+#: The generated Gcore SDK (`pulumi install`, or `python -m realengine.gcore_sdk`), which requirements*.txt install.
+GCORE_SDK = ROOT / "sdks" / "gcore"
 #: Pulumi's marker for a secret value on the wire (sdk/go/common/resource/sig).
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
@@ -30,11 +31,12 @@ MOCK_KUBECONFIG = (
 
 
 def ensure_gcore_sdk() -> None:
-    """Use the generated `pulumi_gcore` if installed, else the test double that mirrors it."""
+    """The generated `pulumi_gcore` must be installed: it reads its own version from its package metadata."""
     try:
         import pulumi_gcore  # noqa: F401
     except ImportError:
-        sys.path.insert(0, str(TESTDOUBLES))
+        raise SystemExit(f"pulumi_gcore is not installed in {sys.prefix}: run `pip install -r requirements-dev.txt` "
+                         f"(it installs {GCORE_SDK.relative_to(ROOT)}) or `pulumi install`") from None
 
 
 @dataclass(frozen=True)
@@ -172,8 +174,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                 status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
                           "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
-            if args.typ == "random:index/randomPassword:RandomPassword":
-                return args.name, {**state, "result": "mock-password-0123456789abcdef0123"}
+            if args.typ == "pulumi:index:Stash":
+                # The engine's built-in: `output` is the first `input` it stored (pkg/resource/deploy/builtins.go).
+                return f"{args.name}-id", {**state, "output": state.get("input")}
             return f"{args.name}-id", state
 
         def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:

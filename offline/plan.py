@@ -8,6 +8,9 @@ under mocks (offline/engine.py) and writes what the engine would be asked to cre
 
     python -m offline.plan <stack> [--out plan/<stack>.yaml] [--diagram plan/<stack>.mmd]
 
+Exit 0 written; 2 the stack is unknown, its config is invalid (the same messages as `python -m stackconfig`) or an
+output cannot be written; 1 a crash (a bug). Relative `--out`/`--diagram` paths are from the current directory.
+
 The YAML is byte-identical for the same program and config: resources sorted by type and name, every
 mapping inside them sorted, no timestamps, no ids; references are `type::name` (mock URNs name the first
 stack a process evaluated, so they are not stable). Secret values become `[secret]`. What it cannot show:
@@ -26,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from offline.engine import RecordedResource, Recording, Secret, record_stack
+from offline.engine import ROOT, RecordedResource, Recording, Secret, record_stack
 from stackconfig import ConfigError
 
 REDACTED = "[secret]"
@@ -240,12 +243,42 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def default_diagram(out: str) -> str | None:
+    """The diagram beside a plan *file*: none for stdout (`-`) or a path that is not a regular file
+    (`/dev/null`, a pipe), where `<out>.mmd` would be a stray file next to a device."""
+    path = Path(out)
+    if out == "-" or (path.exists() and not path.is_file()):
+        return None
+    return str(path.with_suffix(".mmd"))
+
+
+def _output_problems(out: str, diagram: str | None) -> list[str]:
+    """Why the outputs cannot be written, found before the program is evaluated."""
+    problems = []
+    for option, value in (("--out", out), ("--diagram", diagram)):
+        if value and value != "-" and Path(value).is_dir():
+            problems.append(f"{option} {value} is a directory. Fix: give a file name, e.g. {Path(value) / 'plan.yaml'}")
+    same = diagram and out != "-" and Path(diagram).resolve() == Path(out).resolve()
+    if same and default_diagram(out) is not None:  # two writes to /dev/null are fine, to one file are not
+        problems.append(f"--diagram {diagram} is the plan file itself (--out {out}), so the diagram would overwrite "
+                        "the plan. Fix: give --out a .yaml name or --diagram another file")
+    return problems
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline.plan", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml")
-    parser.add_argument("--out", help="plan file (default plan/<stack>.yaml; '-' for stdout)")
-    parser.add_argument("--diagram", help="Mermaid file (default: the plan file with the suffix .mmd)")
+    parser.add_argument("--out", help="plan file (default: plan/<stack>.yaml in the repository; '-' for stdout)")
+    parser.add_argument("--diagram", help="Mermaid file (default: the plan file with the suffix .mmd; none when "
+                        "the plan goes to stdout or to a device such as /dev/null)")
     args = parser.parse_args(argv)
+    out = args.out or str(ROOT / "plan" / f"{args.stack}.yaml")
+    diagram_path = args.diagram or default_diagram(out)
+    problems = _output_problems(out, diagram_path)
+    if problems:
+        for problem in problems:
+            print(f"offline.plan: {args.stack}: {problem}", file=sys.stderr)
+        return 2
 
     try:
         plan = build_plan(record_stack(args.stack))
@@ -257,14 +290,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     text, diagram = render_yaml(plan), render_mermaid(plan)
-    out = args.out or f"plan/{args.stack}.yaml"
-    diagram_path = args.diagram or (None if out == "-" else str(Path(out).with_suffix(".mmd")))
-    if out == "-":
-        sys.stdout.write(text)
-    else:
-        _write(Path(out), text)
-    if diagram_path:
-        _write(Path(diagram_path), diagram)
+    try:
+        if out == "-":
+            sys.stdout.write(text)
+        else:
+            _write(Path(out), text)
+        if diagram_path:
+            _write(Path(diagram_path), diagram)
+    except OSError as exc:
+        print(f"offline.plan: {args.stack}: cannot write {exc.filename} ({exc.strerror}). Fix: choose a path you "
+              "can write", file=sys.stderr)
+        return 2
     written = ", ".join(p for p in (out if out != "-" else None, diagram_path) if p)
     print(f"offline.plan: {args.stack}: {len(plan['resources'])} resources → {written}", file=sys.stderr)
     return 0

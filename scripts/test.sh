@@ -32,10 +32,15 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# The tools (`python -m offline.plan`, `stackconfig`, `capacity`, `delivery.*`) are this repository's packages:
+# a .pth file puts its root on the environment's sys.path, so they run from any directory, not only from here.
+"$VENV/bin/python" -c 'import pathlib, sys, sysconfig
+pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth").write_text(sys.argv[1] + "\n")' "$PWD"
 "$VENV/bin/python" -m ruff check .
 # The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
-# reachable, else from the mirror ../shared/reference/charts/packaged (CHART_MIRROR). Prints the source used;
-# in CI a chart found nowhere fails here, naming where it was looked for.
+# reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).
+# Prints the source used. A chart found nowhere stops the run here, on every machine, with one message naming
+# where it was looked for and what to run (the render tests would otherwise fail one by one for that one cause).
 "$VENV/bin/python" -m delivery.charts
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.

@@ -15,17 +15,32 @@ from stackconfig.errors import ConfigError
 from stackconfig.loader import check_stack
 
 CONFIG_ERROR = 2
+#: The repository this checker belongs to (the project its own stack files are in).
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def _stacks(project: Path) -> list[str]:
+    return sorted(p.name.split(".")[1] for p in project.glob("Pulumi.*.yaml"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stackconfig", description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml")
-    parser.add_argument("--dir", default=".", help="project directory (default: the current one)")
+    parser.add_argument("--dir", default=".", help="project directory holding Pulumi.yaml and the stack files "
+                        "(default: the current one); the command itself runs from any directory")
     args = parser.parse_args(argv)
+    project = Path(args.dir)
+    if not project.is_dir():
+        print(f"stackconfig: {args.stack}: --dir {args.dir} is not a directory. Fix: give the project folder "
+              f"(this tool's own: {REPOSITORY})", file=sys.stderr)
+        return CONFIG_ERROR
     try:
-        cfg = check_stack(Path(args.dir), args.stack)
+        cfg = check_stack(project, args.stack)
     except FileNotFoundError as exc:
-        print(f"stackconfig: {args.stack}: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        missing = Path(exc.filename or "").name
+        fix = (f"give --dir the project folder (this tool's own: {REPOSITORY})" if missing == "Pulumi.yaml" else
+               "name one of the stacks there: " + (", ".join(_stacks(project)) or "none"))
+        print(f"stackconfig: {args.stack}: no {missing} in {project.resolve()}. Fix: {fix}", file=sys.stderr)
         return CONFIG_ERROR
     except ConfigError as exc:
         print(f"stackconfig: {args.stack}: {exc}", file=sys.stderr)

@@ -34,11 +34,11 @@ from stackconfig.errors import ConfigError, Problem
 from stacknames import SECRETS_NAMESPACE
 
 #: Namespaces besides the project's that this program (or Pulumi itself) reads: the Gcore provider's token and
-#: endpoint, the Kubernetes and random providers' settings, and Pulumi's own `pulumi:` keys. Anything else in a
+#: endpoint, the Kubernetes provider's settings, and Pulumi's own `pulumi:` keys. Anything else in a
 #: stack file is read by nobody.
 #: `secrets:` holds the values that workloads (secretEnv, imagePullSecret) and alerting receivers reference by key;
 #: the program refuses such a key when it is set without `--secret` (__main__.secret_config).
-KNOWN_NAMESPACES = ("gcore", "kubernetes", "random", "pulumi", SECRETS_NAMESPACE)
+KNOWN_NAMESPACES = ("gcore", "kubernetes", "pulumi", SECRETS_NAMESPACE)
 #: The Gcore v0 provider's config keys (G-Core/terraform-provider-gcore v0.34.3, docs/index.md "Schema", in Pulumi's
 #: camelCase): a misspelled `gcore:permanentApiTokn` would leave the provider without its token until it first
 #: calls the API. `gcore:apiKey` is the v2 provider's name and is refused here too.
@@ -116,7 +116,15 @@ def read_stack_file(path: Path) -> StackFile:
     ruamel's round-trip parser is slow (tens of ms), and one evaluation reads the same file several times (the
     offline engine, the program, the secret placeholders): a parse is kept per content and handed out as a copy.
     """
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        raise StackFileError([Problem(path.name, str(path), "is a directory, not a stack file",
+                                      "remove the directory or rename it; a stack file is YAML text")])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise StackFileError([Problem(f"{path.name}:{line}", f"byte {exc.object[exc.start]:#04x}", "is not UTF-8 text",
+                                      "save the stack file as UTF-8 (the Pulumi CLI reads nothing else)")]) from None
     return copy.deepcopy(_parse(path, text))
 
 
@@ -149,9 +157,13 @@ def _parse(path: Path, text: str) -> StackFile:
 
 
 def project_name(project_dir: Path) -> str:
-    """The `name:` of the project's Pulumi.yaml."""
+    """The `name:` of the project's Pulumi.yaml (ConfigError when it has none)."""
     data = YAML(typ="safe", pure=True).load((project_dir / "Pulumi.yaml").read_text(encoding="utf-8"))
-    return str(data["name"])
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ConfigError([Problem(str(project_dir / "Pulumi.yaml"), name, "has no project `name:`",
+                                   "give --dir a Pulumi project folder (its Pulumi.yaml names the project)")])
+    return name
 
 
 def full_key(key: str, project: str) -> str:

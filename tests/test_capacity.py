@@ -363,7 +363,7 @@ def test_a_bad_override_gets_the_stack_files_error_and_exit_2(capsys: pytest.Cap
     assert main(["nosuch"]) == 2
     assert "Pulumi.nosuch.yaml" in capsys.readouterr().err
     assert main(["dev", "--per-gpu", "0"]) == 2
-    assert "--per-gpu must be > 0" in capsys.readouterr().err
+    assert "--per-gpu: 0.0 is not a positive number" in capsys.readouterr().err
 
 
 def test_the_whatif_section_is_validated() -> None:
@@ -392,7 +392,7 @@ def test_trace_formats_and_errors(tmp_path: Path) -> None:
         list(segments(bad))
     with pytest.raises(TraceError, match="choose --column"):
         list(segments(secs, "requests"))
-    assert main(["dev", "--trace", str(bad), "--per-gpu", "1"]) == 1
+    assert main(["dev", "--trace", str(bad), "--per-gpu", "1"]) == 2
 
 
 def test_plot_is_written(tmp_path: Path) -> None:

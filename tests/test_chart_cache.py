@@ -1,10 +1,12 @@
 """delivery/charts.py: the chart cache is filled from the mirror when the repositories are unreachable, says where
-it came from, and names every place it looked when a chart is missing (a failure in CI)."""
+it came from, and names every place it looked when a chart is missing: one failure, on every machine."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from delivery import charts
 from stackconfig import versions
 from tests.chart_cache import chart_archive
 
+ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.charts
 
 
@@ -68,9 +71,41 @@ def test_a_chart_found_nowhere_names_where_it_was_looked_for(
     message = str(err.value)
     assert "keda-2.20.2.tgz" in message and str(cache) in message and str(mirror) in message
     assert "CHART_MIRROR" in message and "python -m delivery.charts" in message
-    # In CI that is a failure of the fetch step; elsewhere the render tests skip with the same message.
+    # A failure of the fetch step in CI and on a developer's machine alike (scripts/test.sh stops there).
     monkeypatch.setenv("CI", "true")
-    assert charts.main(["--offline"]) == 1
+    assert charts.main(["--offline"]) == 2
     monkeypatch.delenv("CI")
-    assert charts.main(["--offline"]) == 0
-    assert "keda-2.20.2.tgz is not in the chart cache" in capsys.readouterr().err
+    assert charts.main(["--offline"]) == 2
+    assert "1 pinned chart archive(s) found nowhere: keda-2.20.2.tgz" in capsys.readouterr().err
+
+
+def test_a_chart_missing_from_the_cache_fails_a_test_on_every_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never a skip (a skipped render test proves nothing), with or without CI, with the one message."""
+    monkeypatch.setattr(charts, "CACHE", tmp_path / "empty")
+    monkeypatch.setattr(charts, "MIRROR", tmp_path / "no-mirror")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(BaseException) as outcome:  # noqa: B017 (a skip is a BaseException too: it must not be one)
+        chart_archive(versions.KEDA)
+    assert outcome.type is pytest.fail.Exception, f"{outcome.type.__name__}: {outcome.value}"
+    message = str(outcome.value)
+    assert f"keda-2.20.2.tgz is not in the chart cache {tmp_path / 'empty'}" in message
+    assert f"mirror {tmp_path / 'no-mirror'} (no such directory)" in message
+    assert versions.KEDA.repo in message and "CHART_MIRROR=/path/to/charts bash scripts/test.sh" in message
+
+
+@pytest.mark.subprocess
+def test_the_test_command_stops_with_one_message_when_the_charts_are_nowhere(tmp_path: Path) -> None:
+    """A clone without the mirror and without the charts' repositories: scripts/test.sh stops before pytest."""
+    env = {**os.environ, "CHART_CACHE": str(tmp_path / "cache"), "CHART_MIRROR": str(tmp_path / "no-mirror"),
+           "CHART_OFFLINE": "1"}
+    env.pop("CI", None)
+    # `--co` keeps it quick should the script go on to pytest (the old behaviour outside CI).
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "test.sh"), "--co", "-q", "tests/test_chart_cache.py"],
+                         env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.stderr.count("error:") == 1, run.stderr
+    assert "4 pinned chart archive(s) found nowhere" in run.stderr
+    assert f"chart cache {tmp_path / 'cache'}" in run.stderr and "(no such directory)" in run.stderr
+    assert "CHART_MIRROR=" in run.stderr and "test_chart_cache.py" not in run.stdout, "pytest must not run"

@@ -40,15 +40,15 @@ def test_prometheus_values_select_every_service_monitor_and_add_no_second_dcgm_p
 
 
 def test_gcore_provider_pin_is_the_same_everywhere() -> None:
-    """Pulumi.yaml must hold the pin for `pulumi install`; it has to agree with versions.py and the test double."""
+    """Pulumi.yaml must hold the pin for `pulumi install`; it has to agree with versions.py and the generated SDK."""
     import json
 
-    from offline.engine import ROOT, TESTDOUBLES
+    from offline.engine import ROOT
 
     package = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["packages"]["gcore"]
     assert package["source"] == "terraform-provider"
     assert package["parameters"] == ["g-core/gcore", versions.GCORE_PROVIDER_VERSION]
     assert package["version"] == versions.TERRAFORM_BRIDGE_VERSION
     assert versions.GCORE_PROVIDER_VERSION.startswith("0."), "v0 is the stable line; v2 pre-releases share the name"
-    plugin = json.loads((TESTDOUBLES / "pulumi_gcore" / "pulumi-plugin.json").read_text())
+    plugin = json.loads((ROOT / "sdks" / "gcore" / "pulumi_gcore" / "pulumi-plugin.json").read_text())
     assert plugin["parameterization"]["version"] == versions.GCORE_PROVIDER_VERSION

@@ -163,9 +163,13 @@ def test_grafana_reads_dashboards_from_its_own_namespace_only(rec: Recording) ->
 
 def test_grafana_admin_password_is_generated_and_secret(rec: Recording) -> None:
     """README: a generated password in a Secret instead of the chart's old `prom-operator` default."""
-    password = rec.get("monitoring-grafana-password", "random:index/randomPassword:RandomPassword")
-    assert password.inputs == {"length": 32, "special": False}
-    assert isinstance(rec.get("monitoring-grafana-admin").inputs["stringData"], Secret)
+    password = rec.get("monitoring-grafana-password", "pulumi:index:Stash")
+    drawn = password.inputs["input"]
+    assert isinstance(drawn, Secret) and len(drawn.value) == 32
+    # Without ignoreChanges every run's new draw would show as an update of the stash (and be stored as its input).
+    assert password.options["ignoreChanges"] == ["input"]
+    admin = rec.get("monitoring-grafana-admin").inputs["stringData"]
+    assert isinstance(admin, Secret) and admin.value["admin-password"] == drawn.value
 
 
 def test_the_kubernetes_provider_applies_server_side(rec: Recording) -> None:

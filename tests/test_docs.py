@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from stackconfig import load_stack_config
+from tests.chart_cache import require_charts
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples/consumer/README.md",
@@ -99,11 +100,14 @@ def test_the_docs_have_runnable_commands() -> None:
 
 @pytest.mark.parametrize(("where", "body"), RUNNABLE, ids=[w for w, _ in RUNNABLE])
 @pytest.mark.subprocess
+@pytest.mark.charts
 def test_runnable_block_runs_as_written(where: str, body: str) -> None:
     venv = Path(sys.prefix)
     assert (ROOT / ".venv").resolve() == venv.resolve(), (
         f"the docs' commands run in the project's one environment {ROOT / '.venv'}; these tests run in {venv}: "
         "use `bash scripts/test.sh`")
+    if "delivery.render_check" in body:
+        require_charts()
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(venv)}
     run = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=120)

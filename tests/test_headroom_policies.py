@@ -15,7 +15,17 @@ from pulumi_policy.proxy import unknown_checking_proxy
 from offline.engine import ROOT, Recording
 from policy import gpu_policies as gp
 from tests.conftest import STACKS
-from tests.test_policies import CLUSTER, DEPLOYMENT, _collect, cluster, engine, gpu_deployment, options, urn
+from tests.test_policies import (
+    CLUSTER,
+    DEPLOYMENT,
+    H100_BM,
+    _collect,
+    cluster,
+    engine,
+    gpu_deployment,
+    options,
+    urn,
+)
 from tests.test_policies_on_graph import edited, run_pack
 
 PC = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
@@ -93,13 +103,14 @@ def test_placeholders_below_the_cutoff_are_reported() -> None:
 
 # --- budget ----------------------------------------------------------------------------------------------
 
-BUDGET = {"pricePerNodeHour": 32.0, "maxHourlyBudget": 160.0}
+BUDGET = {"pricePerGpuHour": 4.0, "gpusPerNode": {H100_BM: 8}, "maxHourlyBudget": 160.0}
 
 
 def test_headroom_within_budget_passes() -> None:
     # floor 2 nodes × 32 = 64, 2 × 2 GPUs × 4.00 = 16: 80 ≤ 160
     assert run(gp.headroom_budget, graph(), BUDGET) == []
-    assert run(gp.headroom_budget, graph(replicas=48), {"pricePerNodeHour": 32.0}) == [], "no budget, no check"
+    no_budget = {k: v for k, v in BUDGET.items() if k != "maxHourlyBudget"}
+    assert run(gp.headroom_budget, graph(replicas=48), no_budget) == [], "no budget, no check"
 
 
 def test_headroom_over_budget_is_reported_with_the_numbers() -> None:
@@ -133,11 +144,12 @@ def test_headroom_that_breaks_the_budget_is_refused(record: Callable[..., Record
 
 
 def test_the_prices_agree_across_policy_configs_and_stack_files() -> None:
-    """One price: the pool budget's, the headroom budget's, and the stacks' pricePerGpuHour × GPUs per node."""
+    """One price: the pool budget's, the headroom budget's, and the stack's pricePerGpuHour (generated into both)."""
     from tests.prometheus_harness import stack_config
 
     for stack in STACKS:
         config = json.loads((ROOT / "policy" / "config" / f"{stack}.json").read_text())
         assert config["gpu-pool-hourly-budget"] == config[BUDGET_POLICY]
         cfg = stack_config(stack)
-        assert cfg.gpu_pool.price_per_gpu_hour * cfg.gpu_pool.gpus == config[BUDGET_POLICY]["pricePerNodeHour"]
+        assert cfg.gpu_pool.price_per_gpu_hour == config[BUDGET_POLICY]["pricePerGpuHour"]
+        assert config[BUDGET_POLICY]["gpusPerNode"][cfg.gpu_pool.flavor] == cfg.gpu_pool.gpus

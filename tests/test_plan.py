@@ -29,7 +29,6 @@ from tests.conftest import cluster_name
 DASHBOARD = "kubernetes:core/v1:ConfigMap::monitoring-dashboard-gpu-autoscaling"
 RULES = "kubernetes:monitoring.coreos.com/v1:PrometheusRule::monitoring-gpu-rules"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject::inference-scaledobject"
-MOCK_PASSWORD = "mock-password-0123456789abcdef0123"  # offline/engine.py's RandomPassword result
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +142,8 @@ def test_no_secret_value_reaches_the_plan_or_the_diagram(rec: Recording) -> None
     plan = build_plan(rec)
     text = render_yaml(plan) + render_mermaid(plan)
 
-    assert MOCK_PASSWORD not in text
+    drawn = rec.get("monitoring-grafana-password", "pulumi:index:Stash").inputs["input"].value
+    assert len(drawn) == 32 and drawn not in text
     assert "mock-token" not in text
     assert MOCK_KUBECONFIG.splitlines()[-1] not in text  # current-context: mock
     by_ref = {f"{r['type']}::{r['name']}": r for r in plan["resources"]}

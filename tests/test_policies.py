@@ -469,20 +469,21 @@ def test_unprotected_cluster_is_reported_when_protection_is_required() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # gpu-pool-hourly-budget
 
-PROD_BUDGET = {"pricePerNodeHour": 32.0, "maxHourlyBudget": 160.0}
+PROD_BUDGET = {"pricePerGpuHour": 4.0, "gpusPerNode": {H100_BM: 8}, "maxHourlyBudget": 160.0}
 
 
 def test_gpu_pool_within_budget_passes() -> None:
     # 4 nodes × 32.00 = 128.00 ≤ 160.00; the system pool is not a GPU pool and not counted.
     assert check(gp.gpu_pool_budget, CLUSTER, cluster(gpu_max_nodes=4), config=PROD_BUDGET) == []
-    # Without a price or a budget there is nothing to compare.
-    assert check(gp.gpu_pool_budget, CLUSTER, cluster(gpu_max_nodes=50), config={"pricePerNodeHour": 32.0}) == []
+    # Without a budget there is nothing to compare.
+    no_budget = {k: v for k, v in PROD_BUDGET.items() if k != "maxHourlyBudget"}
+    assert check(gp.gpu_pool_budget, CLUSTER, cluster(gpu_max_nodes=50), config=no_budget) == []
 
 
 def test_gpu_pool_over_budget_is_reported_with_the_numbers() -> None:
     (message,) = check(gp.gpu_pool_budget, CLUSTER, cluster(gpu_max_nodes=6), name="gpu-prod", config=PROD_BUDGET)
     assert "The GPU pools of `gpu-prod` can cost up to 192.00/hour" in message
-    assert "pool `gpu` up to 6 nodes × 32.00/node-hour = 192.00/hour" in message
+    assert "pool `gpu` up to 6 nodes × 8 GPUs × 4.00/GPU-hour = 192.00/hour" in message
     assert "over the stack's budget of 160.00/hour (`maxHourlyBudget`)" in message
 
 

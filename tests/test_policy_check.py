@@ -25,6 +25,7 @@ from delivery.policy_check import PlanGraph, PolicyFailed, main, reconcile_confi
 from offline.engine import ROOT, Recording
 from offline.plan import build_plan, render_yaml
 from policy import gpu_policies as gp
+from tests.chart_cache import require_charts
 from tests.conftest import STACKS
 
 CONFIG = ROOT / "policy" / "config"
@@ -225,8 +226,10 @@ def test_a_custom_gpu_pool_taint_is_learned_from_the_plan(
 
 
 @pytest.mark.subprocess
+@pytest.mark.charts
 def test_the_fork_review_script_reports_and_flags_a_violation(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     """.github/scripts/offline-plan-review.sh in this checkout (the base), with the pull request's plan as data."""
+    require_charts()  # its render check reads the chart cache
     head = tmp_path / "head"
     head.mkdir()
     write_plan(head, plans["dev"], {f"{DEPLOYMENT}::inference-deployment": latest_image}).rename(head / "dev.yaml")

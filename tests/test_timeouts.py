@@ -1,27 +1,29 @@
 """Timeouts that do what they say (docs/timeouts-and-recovery.md).
 
-- The Gcore provider is served through the Pulumi Terraform bridge's Plugin Framework path, which ignores the
-  engine's `customTimeouts` (pulumi/pulumi-terraform-bridge issue #827): no Gcore resource may carry them; the
-  resource's own `timeouts` input (create and update only) carries the values instead.
+- The Gcore provider is served by the Any Terraform Provider, which bridges it over the Terraform plugin protocol
+  (the bridge's Plugin Framework path) and ignores the engine's `customTimeouts` (pulumi/pulumi-terraform-bridge
+  issue #827): no Gcore resource may carry them; the resource's own `timeouts` input (create and update only, as
+  the generated SDK has it) carries the values instead.
 - pulumi-kubernetes honours `customTimeouts`: the Deployments keep theirs, longer than the pool's provisioning.
 - The Cluster Autoscaler never gives up on a GPU node sooner than the pool needs to provision one.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+import pulumi
+import pulumi.runtime.settings
 import pytest
 
 from offline.engine import Recording
 from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
 from renderers.workload_specs import rollout_timeout_minutes
-from stackconfig import ConfigError, load_stack_config, versions
+from stackconfig import ConfigError, load_stack_config
 from stackconfig.units import go_duration_seconds
 from tests.conftest import cluster_name
-from tests.test_gcore_schema import FIXTURES
+from tests.test_gcore_sdk import RecordingMonitor, gcore, gpu_pool, inputs_of
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
 NO_CUSTOM_TIMEOUTS = {"create": "", "update": "", "delete": ""}
@@ -33,16 +35,42 @@ def minutes(value: str) -> float:
     return seconds / 60
 
 
-# --- the provider's schema ------------------------------------------------------------------------------------------
+# --- the generated SDK's `timeouts` argument --------------------------------------------------------------------
 
 
-def test_the_cluster_sets_exactly_the_timeouts_the_provider_declares(rec: Recording) -> None:
-    """The provider's documented schema (tests/fixtures/gcore, v0.34.3) declares create and update timeouts and no
-    delete: a `delete` would be refused by the real SDK, a missing one leaves the deadline at the SDK's default."""
-    snapshot = json.loads((FIXTURES / f"schema-v{versions.GCORE_PROVIDER_VERSION}.json").read_text())
-    declared = set(snapshot["resources"]["gcore_k8sv2"]["fields"]["timeouts"]["block"]["fields"])
-    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
-    assert set(cluster.inputs["timeouts"]) == declared == {"create", "update"}
+@pytest.fixture
+def monitor() -> RecordingMonitor:
+    """The recording mock monitor of tests/test_gcore_sdk.py."""
+    mon = RecordingMonitor()
+    pulumi.runtime.set_mocks(mon.mocks, project="gpu", stack="test", preview=False, monitor=mon)
+    pulumi.runtime.settings.SETTINGS.package_refs = {}
+    return mon
+
+
+def test_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor) -> None:
+    @pulumi.runtime.test
+    def build() -> None:
+        gcore.K8sv2("args", name="a", keypair="k", version="v1.35.3", pools=[gpu_pool()],
+                    timeouts=gcore.K8sv2TimeoutsArgs(create="70m", update="105m"))
+        gcore.K8sv2("dict", name="d", keypair="k", version="v1.35.3", pools=[gpu_pool()],
+                    timeouts={"create": "70m"})
+        gcore.K8sv2("via-args", gcore.K8sv2Args(keypair="k", version="v1.35.3", pools=[gpu_pool()],
+                                                 timeouts=gcore.K8sv2TimeoutsArgs(update="90m")))
+
+    build()
+
+    by_name = {r.name: inputs_of(r) for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"}
+    assert by_name["args"]["timeouts"] == {"create": "70m", "update": "105m"}
+    assert by_name["dict"]["timeouts"] == {"create": "70m"}
+    assert by_name["via-args"]["timeouts"] == {"update": "90m"}
+
+
+def test_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
+    """The schema has create and update only; the generated Args class refuses anything else (the program builds
+    its timeouts through that class, components/cluster.py, so a delete timeout cannot reach the provider)."""
+    with pytest.raises(TypeError, match="delete"):
+        gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")  # type: ignore[call-arg]
+    assert [r for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"] == []
 
 
 # --- the program ---------------------------------------------------------------------------------------------------

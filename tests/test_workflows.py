@@ -23,7 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
+from delivery import charts
 from tests import conftest
+from tests.chart_cache import require_charts
 
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
@@ -192,6 +194,7 @@ def test_offline_plan_comment_is_posted_without_running_pull_request_code() -> N
 
 
 @pytest.mark.subprocess
+@pytest.mark.charts
 def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path: Path) -> None:
     """Run the review script with a stand-in `offline.plan` (the real one plans the program)."""
     work = tmp_path / "work"
@@ -220,8 +223,9 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
         "GITHUB_EVENT_PATH": str(event),
         "GITHUB_OUTPUT": str(output),
         "PR_NUMBER": "7",
-        "CHART_CACHE": str(ROOT / ".cache" / "charts"),  # filled by scripts/test.sh (delivery/charts.py)
+        "CHART_CACHE": str(charts.CACHE),  # filled by scripts/test.sh (delivery/charts.py)
     }
+    require_charts()
 
     result = subprocess.run(
         ["bash", str(GITHUB / "scripts" / "offline-plan-review.sh"), "plan-base", "plan-head", "comment", "dev"],

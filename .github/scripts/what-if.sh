@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What-if of a pull request (python -m capacity), base against head:
 #   what-if.sh <base-sha> <out-dir> <stack>...
-# Runs in the pull request's checkout (fetch-depth 0); the base commit is checked out as a detached worktree and
+# Runs in the pull request's checkout (any depth); the base commit is checked out as a detached worktree and
 # replays each stack with ITS code and ITS stack file, the head with the pull request's. A stack without a
 # whatIf section, or a base without the what-if tool, has no result on that side and the table says so.
 # Writes <out-dir>/<stack>.{base,head}.json and <out-dir>/comment.md (python -m capacity.compare).
@@ -12,6 +12,14 @@ out=$(realpath -m "$2")
 shift 2
 mkdir -p "$out"
 src="$out/base-src"
+# The base must be a commit here: in a shallow or detached checkout (a pull request's, or a clone without the
+# branch), fetch it from origin, one commit deep where the clone is shallow already (never deepening a full one).
+if ! git rev-parse --verify --quiet "$base_sha^{commit}" > /dev/null; then
+  depth=$([ "$(git rev-parse --is-shallow-repository)" = true ] && echo --depth=1 || true)
+  # shellcheck disable=SC2086 # depth is empty or one option
+  git fetch --quiet $depth origin "${base_sha#origin/}"
+  base_sha=$(git rev-parse FETCH_HEAD)
+fi
 git worktree add --detach "$src" "$base_sha" > /dev/null
 for stack in "$@"; do
   # shellcheck disable=SC2086 # WHAT_IF_ARGS is a list of options

@@ -366,22 +366,69 @@ cluster_protected = ResourceValidationPolicy(
 )
 
 
-def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    if args.resource_type != CLUSTER_TYPE:
-        return
-    config = args.get_config()
-    price, budget = config.get("pricePerNodeHour"), config.get("maxHourlyBudget")
-    if price is None or budget is None:
-        return  # both are optional: without a price or a budget there is nothing to compare
-    parts, total = [], 0.0
-    for pool in gpu_pools(args.props):
-        nodes = pool.get("maxNodeCount") or pool.get("minNodeCount") or 0
-        cost = float(nodes) * float(price)
-        total += cost
-        parts.append(
-            f"pool `{pool.get('name')}` up to {_num(nodes)} nodes × {_money(price)}/node-hour = {_money(cost)}/hour"
+#: How the budget policies' stack facts get into their config (delivery/policy_config.py writes them).
+REGENERATE = "python -m delivery.policy_config <stack> --write"
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What a budget policy prices with: the stack's `gpuPool.pricePerGpuHour` and GPUs per node by flavor (the
+    flavor table, stackconfig/flavors.py, plus an unlisted flavor's `gpuPool.gpusPerNode`), both generated into
+    the policy config from the stack, so the policy keeps no price and reads no GPU count off a flavor's name."""
+
+    per_gpu_hour: float
+    gpus_per_node: Mapping[str, Any]
+
+    def gpus(self, pool: Mapping[str, Any]) -> int | None:
+        count = self.gpus_per_node.get(str(pool.get("flavorId")))
+        return int(count) if isinstance(count, int | float) and not isinstance(count, bool) and count > 0 else None
+
+
+def _pricing(config: Mapping[str, Any], report_violation: ReportViolation) -> tuple[Pricing, float] | None:
+    """(pricing, budget) when the config sets a budget; None without one (the check is off). A budget without the
+    stack's facts, or with the old `pricePerNodeHour`, is reported rather than silently not checked."""
+    budget = config.get("maxHourlyBudget")
+    if budget is None:
+        return None
+    price, table = config.get("pricePerGpuHour"), config.get("gpusPerNode")
+    if "pricePerNodeHour" in config or not isinstance(price, int | float) or not isinstance(table, Mapping):
+        report_violation(
+            f"The policy config sets `maxHourlyBudget: {_num(budget)}` but not the stack's `pricePerGpuHour` and "
+            f"`gpusPerNode`{' (it still has the retired `pricePerNodeHour`)' if 'pricePerNodeHour' in config else ''}"
+            f", so the budget cannot be checked. Generate them from the stack: `{REGENERATE}`."
         )
-    if total > float(budget):
+        return None
+    return Pricing(float(price), table), float(budget)
+
+
+def _unpriced(pool: Mapping[str, Any], report_violation: ReportViolation, urn: str | None = None) -> None:
+    report_violation(
+        f"GPU pool `{pool.get('name')}` has flavor `{pool.get('flavorId')}`, which the policy config's `gpusPerNode` "
+        f"does not list, so its cost is unknown. Regenerate the config from the stack: `{REGENERATE}`.",
+        urn,
+    )
+
+
+def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    pools = gpu_pools(args.props) if args.resource_type == CLUSTER_TYPE else []
+    if not pools:
+        return
+    priced = _pricing(args.get_config(), report_violation)
+    if priced is None:
+        return  # optional: without a budget there is nothing to compare
+    pricing, budget = priced
+    parts, total = [], 0.0
+    for pool in pools:
+        gpus = pricing.gpus(pool)
+        if gpus is None:
+            _unpriced(pool, report_violation)
+            continue
+        nodes = pool.get("maxNodeCount") or pool.get("minNodeCount") or 0
+        cost = float(nodes) * gpus * pricing.per_gpu_hour
+        total += cost
+        parts.append(f"pool `{pool.get('name')}` up to {_num(nodes)} nodes × {gpus} GPUs × "
+                     f"{_money(pricing.per_gpu_hour)}/GPU-hour = {_money(cost)}/hour")
+    if total > budget:
         report_violation(
             f"The GPU pools of `{args.name}` can cost up to {_money(total)}/hour ({'; '.join(parts)}), over the "
             f"stack's budget of {_money(budget)}/hour (`maxHourlyBudget`). Lower the pool's maxNodes, or raise "
@@ -389,21 +436,29 @@ def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViola
         )
 
 
-def _budget_properties(price: str, budget: str) -> dict[str, Any]:
-    """The config both budget policies take: a node's hourly price and the most the stack may cost per hour."""
+def _budget_properties(budget: str) -> dict[str, Any]:
+    """The config both budget policies take: the most the stack may cost per hour (a decision, set by hand) and
+    the stack's own price and GPUs per node (facts, generated from the stack: delivery/policy_config.py)."""
     positive = {"type": "number", "exclusiveMinimum": 0}
-    return {"pricePerNodeHour": {**positive, "description": price},
-            "maxHourlyBudget": {**positive, "description": budget}}
+    return {
+        "maxHourlyBudget": {**positive, "description": budget},
+        "pricePerGpuHour": {**positive, "description": "The stack's gpuPool.pricePerGpuHour (generated)."},
+        "gpusPerNode": {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 1},
+            "description": "GPUs per node by flavor id: stackconfig/flavors.py and the stack's gpuPool.gpusPerNode "
+            "(generated).",
+        },
+    }
 
 
 gpu_pool_budget = ResourceValidationPolicy(
     name="gpu-pool-hourly-budget",
-    description="The GPU pools' maximum hourly cost (maxNodeCount × pricePerNodeHour) stays within "
-    "maxHourlyBudget, when the stack's policy config sets both.",
+    description="The GPU pools' maximum hourly cost (maxNodeCount × GPUs per node × pricePerGpuHour) stays within "
+    "maxHourlyBudget, when the stack's policy config sets one.",
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(
-        properties=_budget_properties("Price of one GPU node per hour, in the billing currency.",
-                                      "Most the GPU pools may cost per hour at their maximum size.")
+        properties=_budget_properties("Most the GPU pools may cost per hour at their maximum size.")
     ),
     validate=_gpu_pool_budget,
 )
@@ -588,19 +643,21 @@ def _held_replicas(deployment: PolicyResource, resources: Sequence[PolicyResourc
 
 
 def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    config = args.get_config()
-    price, budget = config.get("pricePerNodeHour"), config.get("maxHourlyBudget")
-    if price is None or budget is None:
-        return
     pools = [pool for r in args.resources if r.resource_type == CLUSTER_TYPE for pool in gpu_pools(r.props)]
     if not pools:
         return
+    priced = _pricing(args.get_config(), report_violation)
+    if priced is None:
+        return
+    pricing, budget = priced
     pool = pools[0]
-    match = re.search(r"-(\d+)$", str(pool.get("flavorId")))
-    if not match:
-        return  # GPUs per node unknown: nothing to price a GPU with
-    per_gpu = float(price) / int(match.group(1))
-    floor = float(pool.get("minNodeCount") or 0) * float(price)
+    gpus_per_node = pricing.gpus(pool)
+    if gpus_per_node is None:
+        _unpriced(pool, report_violation)
+        return
+    per_gpu = pricing.per_gpu_hour
+    price = gpus_per_node * per_gpu  # one node-hour
+    floor = float(pool.get("minNodeCount") or 0) * price
     for res in args.resources:
         if res.resource_type != DEPLOYMENT_TYPE or not _is_placeholder(res.props, res.resource_type):
             continue
@@ -609,7 +666,7 @@ def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolatio
                            if isinstance(_count(_gpu_quantity(c, "limits")), float))
         gpus = _held_replicas(res, args.resources) * gpus_per_pod
         cost = gpus * per_gpu
-        if floor + cost > float(budget):
+        if floor + cost > budget:
             report_violation(
                 f"Headroom {_name(res.props, res.name)} holds up to {_num(gpus)} idle GPUs × {_money(per_gpu)}/GPU-hour"
                 f" = {_money(cost)}/hour; on top of the pool's floor ({_num(pool.get('minNodeCount'))} nodes × "
@@ -622,12 +679,11 @@ def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolatio
 
 headroom_budget = StackValidationPolicy(
     name="gpu-headroom-hourly-budget",
-    description="The GPU pool's floor (minNodeCount × pricePerNodeHour) plus the GPUs the headroom placeholders "
-    "hold at most (priced per GPU = pricePerNodeHour / GPUs per node) stays within maxHourlyBudget.",
+    description="The GPU pool's floor (minNodeCount × GPUs per node × pricePerGpuHour) plus the GPUs the headroom "
+    "placeholders hold at most (× pricePerGpuHour) stays within maxHourlyBudget.",
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(
-        properties=_budget_properties("Price of one GPU node per hour (the same value as gpu-pool-hourly-budget's).",
-                                      "Most the GPU pool's floor plus the idle headroom may cost per hour.")
+        properties=_budget_properties("Most the GPU pool's floor plus the idle headroom may cost per hour.")
     ),
     validate=_headroom_budget,
 )

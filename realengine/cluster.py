@@ -1,0 +1,201 @@
+"""A local Kubernetes control plane whose nodes mirror a stack's pools: what `bash scripts/cluster.sh` runs.
+
+    python -m realengine.cluster up [--stack dev] [--name gpu-e2e]   # last line: the admin kubeconfig's path
+    python -m realengine.cluster down [--name gpu-e2e]
+
+kwokctl (`--runtime binary`) runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kwok
+controller as local processes from the toolchain's binaries, generates their PKI and flags, and binds them to
+127.0.0.1. No container runs: kwok plays the kubelet, so pods are scheduled, admitted and marked Ready, but never
+executed. The nodes are the stack's: its GPU pool's `minNodes` nodes with the pool's labels, taints and
+`nvidia.com/gpu` capacity (the flavor table's GPUs per node), and its system pool's nodes.
+
+State lives in $E2E_CLUSTER_DIR (default: <toolchain cache>/clusters); `down` stops the processes and removes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from realengine.toolchain import ToolchainMissing, bin_dir, pins
+
+#: What the control plane needs from the toolchain.
+CONTROL_PLANE = ("kubernetes", "etcd", "kwok")
+DEFAULT_NAME = "gpu-e2e"
+#: Capacity of a fake node beside its GPUs. The flavor table knows GPUs only; these are the orders of magnitude of
+#: an 8-GPU bare-metal server and of the system pool's VM flavor `g1-standard-<vCPU>-<GiB>` (its name says it).
+GPU_NODE_CPU, GPU_NODE_MEMORY = "192", "2048Gi"
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+def cluster_dir() -> Path:
+    return Path(os.environ.get("E2E_CLUSTER_DIR", Path.home() / ".cache" / "gpu-autoscaling-toolchain" / "clusters"))
+
+
+def kubeconfig_path(name: str = DEFAULT_NAME) -> Path:
+    return cluster_dir() / "clusters" / name / "kubeconfig.yaml"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    labels: dict[str, str]
+    taints: list[dict[str, str]]
+    capacity: dict[str, str]
+
+    def manifest(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.name,
+                "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                "labels": {"kubernetes.io/hostname": self.name, "kubernetes.io/os": "linux",
+                           "kubernetes.io/arch": "amd64", "type": "kwok", **self.labels},
+            },
+            "spec": {"taints": self.taints},
+            "status": {"capacity": self.capacity, "allocatable": self.capacity,
+                       "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux",
+                                    "kubeletVersion": str(pins()["kubernetes"]["version"])}},
+        }
+
+
+def taint_list(taints: dict[str, str]) -> list[dict[str, str]]:
+    """The stack's `key: value:Effect` taints (Gcore's pool format) as Node taints."""
+    out = []
+    for key, spec in taints.items():
+        value, _, effect = spec.rpartition(":")
+        out.append({"key": key, "value": value, "effect": effect})
+    return out
+
+
+def vm_capacity(flavor: str) -> tuple[str, str]:
+    """vCPUs and memory of a Gcore VM flavor from its name (`g1-standard-4-8`: 4 vCPU, 8 GiB)."""
+    parts = flavor.split("-")
+    try:
+        return parts[-2], f"{int(parts[-1])}Gi"
+    except (IndexError, ValueError):
+        return "4", "8Gi"
+
+
+def stack_nodes(stack: str) -> list[NodeSpec]:
+    """The nodes a stack's pools start with: GPU pool `minNodes`, system pool `minNodes`."""
+    from realengine.stack_view import pools
+
+    nodes: list[NodeSpec] = []
+    for pool in pools(stack):
+        if pool.gpus:
+            capacity = {"cpu": GPU_NODE_CPU, "memory": GPU_NODE_MEMORY, "pods": "110", "nvidia.com/gpu": str(pool.gpus)}
+        else:
+            cpu, mem = vm_capacity(pool.flavor)
+            capacity = {"cpu": cpu, "memory": mem, "pods": "110"}
+        labels = {"node.kubernetes.io/instance-type": pool.flavor, "gcore.com/pool": pool.name, **pool.labels}
+        for i in range(pool.min_nodes):
+            nodes.append(NodeSpec(f"{pool.name}-{i}", labels, taint_list(pool.taints), capacity))
+    return nodes
+
+
+def run(cmd: list[str], env: dict[str, str], **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, env=env, check=True, text=True, capture_output=True, **kw)
+
+
+def environment(bins: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env["PATH"] = f"{bins}{os.pathsep}{env.get('PATH', '')}"
+    env["KWOK_WORKDIR"] = str(cluster_dir())
+    return env
+
+
+def kwokctl_config(extra_kcm_args: list[str] | None = None) -> str:
+    """Loopback only, the pinned Kubernetes version, and any controller-manager flags a test needs."""
+    doc: dict[str, Any] = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {"bindAddress": "127.0.0.1", "kubeVersion": str(pins()["kubernetes"]["version"])},
+    }
+    if extra_kcm_args:
+        doc["componentsPatches"] = [{"name": "kube-controller-manager",
+                                     "extraArgs": [{"key": k.lstrip("-").split("=", 1)[0],
+                                                    "value": k.split("=", 1)[1]} for k in extra_kcm_args]}]
+    return json.dumps(doc)
+
+
+def up(name: str = DEFAULT_NAME, stack: str = "dev", extra_kcm_args: list[str] | None = None,
+       nodes: list[NodeSpec] | None = None) -> Path:
+    bins = bin_dir(CONTROL_PLANE)
+    env = environment(bins)
+    base = cluster_dir()
+    base.mkdir(parents=True, exist_ok=True)
+    cfg = base / f"{name}.kwokctl.yaml"
+    cfg.write_text(kwokctl_config(extra_kcm_args))
+    merged = base / f"{name}.kubeconfig-merge.yaml"  # kwokctl adds a context here; never ~/.kube/config
+    run(["kwokctl", "create", "cluster", "--name", name, "--runtime", "binary", "--config", str(cfg),
+         "--kubeconfig", str(merged),
+         "--kube-apiserver-binary", str(bins / "kube-apiserver"),
+         "--kube-controller-manager-binary", str(bins / "kube-controller-manager"),
+         "--kube-scheduler-binary", str(bins / "kube-scheduler"),
+         "--etcd-binary", str(bins / "etcd"), "--kwok-controller-binary", str(bins / "kwok"),
+         "--wait", "60s"], env)
+    kubeconfig = kubeconfig_path(name)
+    kenv = dict(env, KUBECONFIG=str(kubeconfig))
+    # The ServiceAccount admission plugin refuses pods until the controller-manager has made `default`'s account.
+    deadline = time.monotonic() + 60
+    while run(["kubectl", "get", "serviceaccount", "default", "-n", "default", "--ignore-not-found", "-o", "name"],
+              kenv).stdout.strip() == "":
+        if time.monotonic() > deadline:
+            raise RuntimeError("the controller-manager did not create the default ServiceAccount within 60 s")
+        time.sleep(0.5)
+    for node in nodes if nodes is not None else stack_nodes(stack):
+        run(["kubectl", "apply", "-f", "-"], kenv, input=json.dumps(node.manifest()))
+    run(["kubectl", "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"], kenv)
+    return kubeconfig
+
+
+def down(name: str = DEFAULT_NAME) -> None:
+    try:
+        bins = bin_dir(CONTROL_PLANE)
+    except ToolchainMissing:
+        bins = None
+    if bins is not None:
+        subprocess.run(["kwokctl", "delete", "cluster", "--name", name], env=environment(bins), check=False,
+                       capture_output=True, text=True)
+    shutil.rmtree(cluster_dir() / "clusters" / name, ignore_errors=True)
+    for suffix in (".kwokctl.yaml", ".kubeconfig-merge.yaml"):
+        (cluster_dir() / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m realengine.cluster", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("action", choices=["up", "down"])
+    ap.add_argument("--name", default=DEFAULT_NAME)
+    ap.add_argument("--stack", default="dev", help="the stack whose pools the nodes mirror (up)")
+    args = ap.parse_args(argv)
+    try:
+        if args.action == "up":
+            start = time.monotonic()
+            path = up(args.name, args.stack)
+            print(f"cluster {args.name} up in {time.monotonic() - start:.1f} s", file=sys.stderr)
+            print(path)
+        else:
+            down(args.name)
+            print(f"cluster {args.name} removed", file=sys.stderr)
+    except ToolchainMissing as exc:
+        print(f"cluster: {exc}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as exc:
+        print(f"cluster: {' '.join(exc.cmd[:3])} failed:\n{exc.stderr}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

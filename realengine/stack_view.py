@@ -1,0 +1,35 @@
+"""What the local control plane and the end-to-end tests need to know of a stack, read through the config model
+the program itself uses (so a node mirrors exactly the pool the stack would create)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from realengine.toolchain import ROOT
+
+
+@dataclass(frozen=True)
+class PoolView:
+    name: str
+    flavor: str
+    min_nodes: int
+    max_nodes: int
+    gpus: int
+    labels: dict[str, str]
+    taints: dict[str, str]
+
+
+def config(stack: str):  # noqa: ANN201 (the config model's type)
+    from stackconfig import check_stack
+
+    return check_stack(ROOT, stack)
+
+
+def pools(stack: str) -> list[PoolView]:
+    cfg = config(stack)
+    p = cfg.gpu_pool
+    out = [PoolView(p.name, p.flavor, p.min_nodes, p.max_nodes, p.gpus, dict(p.labels), dict(p.taints))]
+    s = cfg.system_pool
+    if s.enabled:
+        out.append(PoolView(s.name, s.flavor, s.min_nodes, s.max_nodes, 0, {}, {}))
+    return out

@@ -1,0 +1,142 @@
+"""The pinned Go toolchain (toolchain/pins.toml, toolchain/build.py): pins agree with each other and with the
+Python pins, and the builder's behaviour that CI and reviewers rely on (idempotence, `--check`, the last line,
+naming the module the proxy refused). None of this builds anything: cold builds take most of an hour."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "toolchain"))
+
+import build  # noqa: E402  (toolchain/build.py: standard library only, runs before the virtualenv exists)
+
+
+def pypi_pin(name: str) -> str:
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        m = re.match(rf"^{re.escape(name)}==(\S+)", line)
+        if m:
+            return m.group(1)
+    raise AssertionError(f"{name} is not pinned in requirements.txt")
+
+
+def required_version(gomod: Path, module: str) -> str:
+    m = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", gomod.read_text(), re.M)
+    assert m, f"{gomod} does not require {module}"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def components() -> list[build.Component]:
+    return build.load_pins()
+
+
+def test_each_pin_is_the_version_its_wrapper_requires(components: list[build.Component]) -> None:
+    for c in components:
+        if c.name == "gcore-fake":
+            continue  # the fake reads that module's source; it does not require it (see its go.mod)
+        assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
+
+
+def test_every_wrapper_commits_its_go_sum(components: list[build.Component]) -> None:
+    for c in components:
+        assert (c.wrapper_dir / "go.sum").stat().st_size > 0, f"{c.wrapper} has no go.sum"
+
+
+def test_python_sdk_pins_match_the_engine_and_providers(components: list[build.Component]) -> None:
+    by = {c.name: c for c in components}
+    # pulumi-kubernetes: the provider is stamped with the version of the Python SDK pin.
+    assert by["pulumi-kubernetes"].stamp == pypi_pin("pulumi-kubernetes")
+    # The CLI is never older than the SDK (Pulumi's compatibility runs one way: a newer CLI, an older SDK).
+    cli = tuple(int(x) for x in by["pulumi"].version.lstrip("v").split("."))
+    sdk = tuple(int(x) for x in pypi_pin("pulumi").split("."))
+    assert cli >= sdk
+    assert f"Version={by['pulumi'].version}" in " ".join(by["pulumi"].ldflags)
+
+
+def test_the_gcore_provider_is_the_version_pulumi_yaml_names(components: list[build.Component]) -> None:
+    gcore = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["packages"]["gcore"]
+    fake = next(c for c in components if c.name == "gcore-fake")
+    assert gcore["parameters"] == ["g-core/gcore", fake.version.lstrip("v")]
+
+
+def test_the_control_plane_is_the_minor_the_stacks_run() -> None:
+    from stackconfig.versions import DEFAULT_K8S_VERSION
+
+    k8s = next(c for c in build.load_pins() if c.name == "kubernetes")
+    assert k8s.version.split(".")[:2] == DEFAULT_K8S_VERSION.split(".")[:2]
+    # Unstamped binaries report v0.0.0-master, which pulumi-kubernetes and Helm refuse.
+    flags = " ".join(k8s.ldflags)
+    minor = k8s.version.split(".")[1]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        assert f"{pkg}.gitVersion={k8s.version} " in flags and f"{pkg}.gitMinor={minor} " in flags
+
+
+def test_the_refused_module_is_named_from_gos_own_error() -> None:
+    text = ("go: gpu-autoscaling.local/toolchain/terraform-bridge imports\n\tgithub.com/G-Core/gcorelabscloud-go/gcore"
+            "/utils/metadata/v1/metadata: github.com/G-Core/gcorelabscloud-go@v0.29.5: reading https://proxy.golang."
+            "org/github.com/%21g-%21core/gcorelabscloud-go/@v/v0.29.5.zip: 403 Forbidden\n")
+    assert build.module_refused(text) == "github.com/G-Core/gcorelabscloud-go@v0.29.5 (403 Forbidden)"
+    assert build.module_refused("go: some other failure") is None
+
+
+@pytest.mark.subprocess
+def test_check_builds_nothing_and_says_what_to_run(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "toolchain" / "build.py"), "--check", "--cache", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "bash scripts/toolchain.sh" in proc.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing was built or created
+
+
+@pytest.mark.subprocess
+def test_an_unknown_component_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "toolchain" / "build.py"), "--only", "pulumii", "--cache",
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "pulumii" in proc.stderr and "pulumi-kubernetes" in proc.stderr
+
+
+@pytest.mark.subprocess
+def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Idempotence: with every component marked complete, a run builds nothing and prints the directory."""
+    comps = build.load_pins()
+    gover = build.go_version()
+    for c in comps:
+        out = tmp_path / f"{c.name}-{c.version}-{build.cache_key(c, gover)}"
+        (out / "bin").mkdir(parents=True)
+        for b in c.binaries:
+            (out / "bin" / b).write_text("#!/bin/sh\n")
+        (out / ".complete").write_text("{}\n")
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a complete component was rebuilt")
+
+    monkeypatch.setattr(build, "build", no_build)
+    lines: list[str] = []
+    monkeypatch.setattr("builtins.print", lambda *a, **k: lines.append(" ".join(map(str, a))))
+    assert build.main(["--cache", str(tmp_path)]) == 0
+    bindir = Path(lines[-1])
+    assert bindir.name == "bin" and bindir.parent.parent == tmp_path
+    assert sorted(p.name for p in bindir.iterdir()) == sorted(b for c in comps for b in c.binaries)
+
+
+def test_the_cache_key_follows_the_wrapper_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    c = build.load_pins()[0]
+    before = build.cache_key(c, "go1.26.8")
+    shutil.copytree(c.wrapper_dir, tmp_path / c.wrapper)
+    monkeypatch.setattr(build, "HERE", tmp_path)  # Component.wrapper_dir is HERE / wrapper
+    assert build.cache_key(c, "go1.26.8") == before
+    gosum = tmp_path / c.wrapper / "go.sum"
+    gosum.write_text(gosum.read_text() + "\n")
+    assert build.cache_key(c, "go1.26.8") != before
+    assert build.cache_key(c, "go1.27.0") != build.cache_key(c, "go1.26.8")
