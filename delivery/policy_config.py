@@ -62,7 +62,8 @@ def differences(cfg: StackConfig, current: dict[str, Any]) -> list[str]:
     wanted = generated(cfg, current)
     out = []
     for policy in BUDGET_POLICIES:
-        have = current.get(policy) if isinstance(current.get(policy), dict) else {}
+        entry = current.get(policy)
+        have: dict[str, Any] = entry if isinstance(entry, dict) else {}
         for key in FACTS:
             if have.get(key) != wanted[policy][key]:
                 out.append(f"{policy}.{key}: has {json.dumps(have.get(key))}, the stack gives "

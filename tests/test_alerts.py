@@ -81,7 +81,7 @@ def pool_node(cfg: StackConfig, node: str, *, ready: str = "1x60", allocatable: 
     return out
 
 
-def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: str) -> dict[str, str]:
+def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: Any) -> dict[str, str]:
     """DCGM utilisation series for `len(per_gpu) / gpusPerPod` pods of the workload."""
     out = {}
     for i, values in enumerate(per_gpu):

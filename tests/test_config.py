@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -193,7 +194,7 @@ def test_autoscaler_values_are_quoted_strings() -> None:
     assert cfg.cluster.autoscaler == {"scale-down-enabled": "true", "max-empty-bulk-delete": "10"}
 
 
-def test_bad_stack_config_registers_nothing(record) -> None:  # noqa: ANN001
+def test_bad_stack_config_registers_nothing(record: Callable[..., Recording]) -> None:
     seen = Recording("dev")
     with pytest.raises(ConfigError) as exc:
         record("dev", into=seen, gpuPool={"minNodes": 2, "maxNodes": 2})
@@ -201,6 +202,6 @@ def test_bad_stack_config_registers_nothing(record) -> None:  # noqa: ANN001
     assert seen.resources == []
 
 
-def test_unknown_project_key_in_stack_file_is_refused(record) -> None:  # noqa: ANN001
+def test_unknown_project_key_in_stack_file_is_refused(record: Callable[..., Recording]) -> None:
     with pytest.raises(ConfigError, match="workload.*did you mean 'workloads'"):
         record("dev", workload=[])

@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from offline.engine import Recording
 from stackconfig import ConfigError, GpuPoolConfig, check_config, load_stack_config
 from stackconfig.__main__ import main as stackconfig_main
 from stackconfig.flavors import GPU_FLAVORS, gpus_of
@@ -94,7 +96,7 @@ def test_the_engine_and_the_program_read_stack_files_strictly(tmp_path: Path) ->
     assert read_stack_file(good).config["gpu-autoscaling:cluster"]["name"] == "gpu-dev"
 
 
-def test_a_bad_stack_file_reaches_pulumi_as_a_run_error(record) -> None:  # noqa: ANN001
+def test_a_bad_stack_file_reaches_pulumi_as_a_run_error(record: Callable[..., Recording]) -> None:
     """The language host prints a RunError's message without a traceback; tests still see a ConfigError."""
     import pulumi
 
@@ -117,7 +119,7 @@ def test_a_misspelled_project_namespace_is_refused_with_a_suggestion(
     assert "gcore:" not in err.split("Fix:")[0].split("gpu-autoscalling:gpuPool")[0]
 
 
-def test_provider_namespaces_are_fine_and_the_engine_config_is_checked_too(record) -> None:  # noqa: ANN001
+def test_provider_namespaces_are_fine_and_the_engine_config_is_checked_too(record: Callable[..., Recording]) -> None:
     check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gcore:apiEndpoint": "https://api.gcore.com",
                   "kubernetes:enableServerSideApply": "true", "pulumi:tags": "{}"}, "gpu-autoscaling")
     with pytest.raises(ConfigError, match="did you mean 'gpu-autoscaling:gpuPool'"):

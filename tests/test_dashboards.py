@@ -127,7 +127,9 @@ def test_panels_read_only_recorded_series(cfg: StackConfig) -> None:
 def test_alert_table_lists_every_alert(cfg: StackConfig) -> None:
     board = dashboards.dashboards(cfg)["gpu-health.json"]
     (table,) = [p for p in panels(board) if p["type"] == "table"]
-    listed = set(re.search(r'alertname=~"([^"]+)"', table["targets"][0]["expr"]).group(1).split("|"))
+    match = re.search(r'alertname=~"([^"]+)"', table["targets"][0]["expr"])
+    assert match is not None
+    listed = set(match.group(1).split("|"))
     assert listed == alerts.alert_names(alerts.rule_groups(cfg))
 
 

@@ -11,7 +11,7 @@ make the autoscaler add one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +64,7 @@ def gpus(dep: RecordedResource) -> int:
     return int(container["resources"]["limits"][GPU])
 
 
-def classes(rec: Recording) -> dict[str, dict[str, Any]]:
+def classes(rec: Recording) -> dict[str, Mapping[str, Any]]:
     return {r.inputs["metadata"]["name"]: r.inputs for r in rec.of_type(PRIORITY_CLASS)}
 
 

@@ -76,9 +76,12 @@ def urn(resource_type: str, name: str) -> str:
     return f"urn:pulumi:dev::gpu-autoscaling::{resource_type}::{name}"
 
 
-def _collect(policy: Policy, args: Any) -> list[tuple[str, str | None]]:
+def _collect(policy: Any, args: Any) -> list[tuple[str, str | None]]:
     reported: list[tuple[str, str | None]] = []
-    result = policy.validate(args, lambda message, urn=None: reported.append((message, urn)))
+    def report(message: str, urn: str | None = None) -> None:
+        reported.append((message, urn))
+
+    result = policy.validate(args, report)
     assert not inspect.isawaitable(result), "policies here are synchronous"
     return reported
 
@@ -601,10 +604,11 @@ def test_pack_runs_in_the_real_analyzer_with_the_prod_config() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert pack.stdout is not None
     try:
         ready, _, _ = select.select([pack.stdout], [], [], 30)
         assert ready, "the policy pack did not print its port"
-        port = int(pack.stdout.readline())  # type: ignore[union-attr]
+        port = int(pack.stdout.readline())
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             analyzer = pb_grpc.AnalyzerStub(channel)
             info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())

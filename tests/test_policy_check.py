@@ -40,7 +40,7 @@ def plans(recordings: dict[str, Recording]) -> dict[str, dict[str, Any]]:
     return {stack: build_plan(rec) for stack, rec in recordings.items()}
 
 
-Edit = Callable[[dict[str, Any]], None]
+Edit = Callable[[dict[str, Any]], object]
 
 
 def write_plan(tmp_path: Path, plan: dict[str, Any], edits: dict[str, Edit] | None = None) -> Path:
@@ -169,7 +169,7 @@ def test_a_latest_image_fails_naming_the_policy_and_the_resource(
 def test_the_report_is_markdown_with_one_section_per_violated_policy(
     plans: dict[str, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    edits = {
+    edits: dict[str, Edit] = {
         f"{DEPLOYMENT}::inference-deployment": latest_image,
         f"{SCALED_OBJECT}::embeddings-scaledobject": lambda inputs: inputs["spec"].pop("fallback"),
         f"{DEPLOYMENT}::embeddings-deployment": no_gpu_limit,
@@ -344,7 +344,7 @@ def test_an_async_policy_is_awaited_and_a_crashing_one_is_an_error(plans: dict[s
     plan = plans["dev"]
 
     async def counts(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        report_violation(f"{len(args.resources)} resources")
+        report_violation(f"{len(args.resources)} resources", None)
 
     def crashes(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         raise KeyError("spec")

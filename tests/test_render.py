@@ -149,7 +149,9 @@ def test_the_gpu_operator_operands_need_its_privileged_namespace(recordings: dic
     assert [p.namespace for p in exporter] == ["gpu-operator"]
     from delivery import pod_security
 
-    refused = pod_security.check(pod_security.pod_template(exporter[0].obj), "baseline")
+    pod = pod_security.pod_template(exporter[0].obj)
+    assert pod is not None
+    refused = pod_security.check(pod, "baseline")
     assert {v.rule for v in refused} >= {"privileged", "hostPath volumes"}
 
 

@@ -11,6 +11,7 @@ import base64
 import copy
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -56,6 +57,7 @@ def serving(**changes: Any) -> dict[str, Any]:
 def test_a_full_serving_workload_is_valid() -> None:
     cfg = load_stack_config(serving())
     w = cfg.workloads[0]
+    assert w.probes is not None and w.model_cache is not None
     assert (w.ports[0].port, w.probes.startup_minutes, w.shm_size, w.model_cache.type) == (8000, 30, "8Gi", "hostPath")
     assert secret_config_keys(cfg) == ["hfToken", "regPass"]
 
@@ -263,7 +265,7 @@ def test_probes_shared_memory_and_cache_in_prods_vllm_pod(recordings: dict[str, 
     assert volumes["model-cache"]["hostPath"] == {"path": "/var/lib/model-cache", "type": "DirectoryOrCreate"}
 
 
-def test_what_the_model_cache_changes_in_the_pod_spec(record) -> None:  # noqa: ANN001
+def test_what_the_model_cache_changes_in_the_pod_spec(record: Callable[..., Recording]) -> None:
     """Exactly one volume, its mount, and HF_HOME pointing downloads into it; nothing else."""
     base = {**SERVING, "secretEnv": {}, "imagePullSecret": None}
     base = {k: v for k, v in base.items() if v is not None}
@@ -293,7 +295,9 @@ def test_what_the_model_cache_changes_in_the_pod_spec(record) -> None:  # noqa: 
          {"persistentVolumeClaim": {"claimName": "models", "readOnly": True}}),
     ],
 )
-def test_shared_caches_need_no_privileged_namespace(record, cache: dict[str, Any], volume: dict[str, Any]) -> None:  # noqa: ANN001
+def test_shared_caches_need_no_privileged_namespace(
+    record: Callable[..., Recording], cache: dict[str, Any], volume: dict[str, Any]
+) -> None:
     w = {k: v for k, v in SERVING.items() if k not in ("secretEnv", "imagePullSecret")}
     rec = record("dev", workloads=[{**w, "modelCache": cache}])
     (vol,) = [v for v in rec.get("llm-deployment").inputs["spec"]["template"]["spec"]["volumes"]

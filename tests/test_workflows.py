@@ -41,7 +41,7 @@ def load(name: str) -> dict[str, Any]:
 
 def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
     """The `on:` block (YAML 1.1 reads the bare key `on` as True)."""
-    on = workflow.get("on", workflow.get(True))
+    on = workflow["on"] if "on" in workflow else workflow[True]  # type: ignore[index]
     return {on: None} if isinstance(on, str) else dict(on)
 
 
