@@ -1,7 +1,7 @@
 """The GPU alerts on promtool: every alert fires on the synthetic series that mean trouble, and stays quiet
 on the ones that look alike but are fine.
 
-`promtool test rules` evaluates the very groups `components.alerts.rule_groups()` returns for the prod
+`promtool test rules` evaluates the very groups `renderers.rule_groups.rule_groups()` returns for the prod
 stack (two workloads, one with 2 GPUs per pod, a two-label pool), including the recording rules the
 alerts read. Expected annotations are the rule's own templates rendered here from the expected labels
 and value, so a template that names a label the alert does not carry fails too. A new alert without a

@@ -540,7 +540,7 @@ gpu_pool_workloads = StackValidationPolicy(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# GPU headroom (placeholder pods that hold spare GPUs; components/headroom.py)
+# GPU headroom (placeholder pods that hold spare GPUs; renderers/headroom_specs.py)
 
 PRIORITY_CLASS_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 
