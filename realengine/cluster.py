@@ -114,17 +114,26 @@ def environment(bins: Path) -> dict[str, str]:
     return env
 
 
+#: kube-apiserver picks its advertised address from the default route, and a network namespace with only loopback
+#: (scripts/lib-netns.sh) has none: it is given 127.0.0.1. The Service range is stated rather than defaulted.
+APISERVER_ARGS = ["--advertise-address=127.0.0.1", "--service-cluster-ip-range=10.96.0.0/16"]
+
+
+def extra_args(flags: list[str]) -> list[dict[str, str]]:
+    return [{"key": f.lstrip("-").split("=", 1)[0], "value": f.split("=", 1)[1]} for f in flags]
+
+
 def kwokctl_config(extra_kcm_args: list[str] | None = None) -> str:
     """Loopback only, the pinned Kubernetes version, and any controller-manager flags a test needs."""
+    patches = [{"name": "kube-apiserver", "extraArgs": extra_args(APISERVER_ARGS)}]
+    if extra_kcm_args:
+        patches.append({"name": "kube-controller-manager", "extraArgs": extra_args(extra_kcm_args)})
     doc: dict[str, Any] = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
         "options": {"bindAddress": "127.0.0.1", "kubeVersion": str(pins()["kubernetes"]["version"])},
+        "componentsPatches": patches,
     }
-    if extra_kcm_args:
-        doc["componentsPatches"] = [{"name": "kube-controller-manager",
-                                     "extraArgs": [{"key": k.lstrip("-").split("=", 1)[0],
-                                                    "value": k.split("=", 1)[1]} for k in extra_kcm_args]}]
     return json.dumps(doc)
 
 
