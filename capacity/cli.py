@@ -66,7 +66,7 @@ def _output_problem(option: str, path: Path) -> Problem | None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Every problem of the command line at once (UsageError), before the stack is read or the trace replayed."""
-    problems: list[Problem] = []
+    problems: list[Problem | None] = []
     if args.days is not None and not (math.isfinite(args.days) and args.days > 0):
         problems.append(Problem("--days", args.days, "is not a positive number of days",
                                 "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))

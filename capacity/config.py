@@ -2,8 +2,8 @@
 
 The stack file is read the way `offline.engine.load_config` and the Pulumi CLI read it, validated by
 `stackconfig.load_stack_config` (so a bad override fails exactly like a bad stack file), and the numbers
-come from the functions the program itself calls: `scaled_object_spec` (components/workload.py) and
-`autoscaler_config` (components/cluster.py). `settings_from_config` is the only place that maps config
+come from the functions the program itself calls: `scaled_object_spec` (renderers/workload_specs.py)
+and `autoscaler_config` (renderers/gcore_cluster.py). `settings_from_config` is the only place that maps config
 to the simulator.
 """
 
@@ -17,12 +17,23 @@ from typing import Any
 
 import yaml
 
-from capacity.settings import CA_DEFAULTS, Behavior, CronWindow, SimSettings, go_duration_seconds, prom_duration_seconds
-from offline.engine import ROOT, ensure_gcore_sdk
+from capacity.settings import (
+    CA_DEFAULTS,
+    KEDA_COOLDOWN_PERIOD,
+    Behavior,
+    CronWindow,
+    SimSettings,
+    go_duration_seconds,
+    prom_duration_seconds,
+    seconds_range,
+)
+from offline.engine import ROOT
+from renderers import dcgm
+from renderers.gcore_cluster import autoscaler_config
+from renderers.workload_specs import scaled_object_spec
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
-from stackconfig.check import full_key, project_name, stack_file
-from stackconfig.model import HEADROOM_PRIORITY
-from stackconfig.stackfile import namespace_problems
+from stackconfig.stackfile import read_stack
+from stacknames import HEADROOM_PRIORITY
 
 #: Any URL: the simulator reads the ScaledObject's numbers, never its server address.
 _PROMETHEUS_URL = "http://prometheus.invalid:9090"
@@ -36,14 +47,11 @@ def read_stack_file(stack: str, root: Path = ROOT) -> dict[str, Any]:
         stacks = sorted(p.name.split(".")[1] for p in root.glob("Pulumi.*.yaml"))
         raise FileNotFoundError(f"no stack file {path.name} in {root}. Fix: name one of its stacks "
                                 f"({', '.join(stacks) or 'none'}) or add the stack file")
-    project = project_name(root)
-    sf = stack_file(root, stack)
-    problems = namespace_problems(sf.config, project, {full_key(k, project): sf.where(k) for k in sf.config})
+    source = read_stack(root, stack)
+    problems = source.namespace_problems()
     if problems:
         raise ConfigError(problems)
-    prefix = f"{project}:"
-    return {full_key(k, project).removeprefix(prefix): v for k, v in sf.config.items()
-            if full_key(k, project).startswith(prefix) and k not in sf.secure_keys}
+    return source.project_keys()
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -118,10 +126,6 @@ class Conversion:
 
 def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: WhatIfConfig) -> SimSettings:
     """The single mapping from the stack's config to the simulator."""
-    ensure_gcore_sdk()
-    from components.cluster import autoscaler_config
-    from components.workload import scaled_object_spec
-
     pool = cfg.gpu_pool
     spec = scaled_object_spec(workload, _PROMETHEUS_URL)
     behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
@@ -130,8 +134,6 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
     others = tuple(
         o.gpus_per_pod for o in cfg.workloads if o.name != workload.name for _ in range(o.min_replicas)
     )
-    from components import dcgm, scaling
-
     # Workload cron windows of minimum replicas (rendered as KEDA cron triggers by scaled_object_spec).
     replica_windows = tuple(CronWindow(s.start, s.end, s.timezone, s.min_replicas) for s in workload.schedules)
     # Placeholder headroom: a window's minReplicas counts placeholder pods; the simulator counts GPUs.
@@ -157,9 +159,9 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         threshold=float(trigger["metadata"]["threshold"]),
         scale_up=Behavior.parse(behavior["scaleUp"]),
         scale_down=Behavior.parse(behavior["scaleDown"]),
-        tolerance=scaling.HPA_TOLERANCE,
+
         polling_interval=int(spec["pollingInterval"]),
-        cooldown_period=int(spec.get("cooldownPeriod", 300)),
+        cooldown_period=int(spec.get("cooldownPeriod", KEDA_COOLDOWN_PERIOD)),
         replica_windows=replica_windows,
         reserved_pods=others,
         exporter_refresh=round(dcgm.EXPORTER_COLLECT_INTERVAL_MS / 1000),
@@ -174,8 +176,8 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         scale_down_enabled=flags["scale-down-enabled"].lower() == "true",
         max_empty_bulk_delete=int(flags["max-empty-bulk-delete"]),
         expendable_cutoff=int(flags["expendable-pods-priority-cutoff"]),
-        node_ready_range=(round(whatif.node_ready_minutes[0] * 60), round(whatif.node_ready_minutes[1] * 60)),
-        gpu_ready_range=(round(whatif.gpu_ready_minutes[0] * 60), round(whatif.gpu_ready_minutes[1] * 60)),
+        node_ready_range=seconds_range(whatif.node_ready_minutes),
+        gpu_ready_range=seconds_range(whatif.gpu_ready_minutes),
         pod_start=whatif.pod_start_seconds,
         price_per_gpu_hour=pool.price_per_gpu_hour,
         start=datetime.fromisoformat(whatif.start),

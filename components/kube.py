@@ -1,4 +1,4 @@
-"""Small Kubernetes helpers shared by the components."""
+"""The resources every component creates the same way: a namespace with its Pod Security level, a pinned release."""
 
 from __future__ import annotations
 
@@ -9,20 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from stackconfig.versions import Chart
-
-PLATFORM_LABELS = {"app.kubernetes.io/part-of": "gpu-platform", "app.kubernetes.io/managed-by": "pulumi"}
-
-
-def tolerations_for(taints: Mapping[str, str]) -> list[dict[str, Any]]:
-    """Tolerations matching Gcore pool taints written as `{key: "value:Effect"}`."""
-    out = []
-    for key, spec in taints.items():
-        value, _, effect = spec.rpartition(":")
-        if value:
-            out.append({"key": key, "operator": "Equal", "value": value, "effect": effect})
-        else:
-            out.append({"key": key, "operator": "Exists", "effect": effect})
-    return out
+from stacknames import PLATFORM_LABELS
 
 
 def namespace(
@@ -32,7 +19,7 @@ def namespace(
     pod_security: str = "baseline",
 ) -> k8s.core.v1.Namespace:
     """A namespace with a Pod Security level: `privileged` only where GPU system pods or hostPath model caches
-    need it (components/workload.py pod_security_level)."""
+    need it (renderers/workload_specs.py pod_security_level)."""
     return k8s.core.v1.Namespace(
         resource_name,
         metadata={
@@ -70,3 +57,19 @@ def pinned_release(
         cleanup_on_fail=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
     )
+
+
+class AddonRelease(pulumi.ComponentResource):
+    """An add-on: one pinned Helm release in a namespace of its own, at the Pod Security level its pods need."""
+
+    release: k8s.helm.v3.Release
+    namespace: pulumi.Output[str]
+
+    def _install(self, name: str, namespace_name: str, chart: Chart, version: str, values: Mapping[str, Any], *,
+                 pod_security: str = "baseline", timeout: int = 600) -> None:
+        """The namespace, then the release in it; `register_outputs` last."""
+        ns = namespace(f"{name}-ns", namespace_name, self, pod_security=pod_security)
+        self.namespace = ns.metadata.name
+        self.release = pinned_release(f"{name}-release", chart, version, self.namespace, values, parent=self,
+                                      timeout=timeout)
+        self.register_outputs({"namespace": self.namespace, "release": self.release.name})

@@ -1,11 +1,7 @@
-"""Monitoring: kube-prometheus-stack, where KEDA reads GPU utilisation, plus our rules and dashboards.
-
-Values follow prometheus-community/helm-charts charts/kube-prometheus-stack/values.yaml (88.5.3): the selector
-switches live under `prometheus.prometheusSpec`
-(the guide's top-level keys are silently ignored and nothing is ever scraped); no extra scrape job
-(the GPU Operator's ServiceMonitor is the only DCGM path); Grafana's admin password is generated
-here and handed to the chart as an existing Secret; every Service stays ClusterIP, no Ingress.
-"""
+"""Monitoring: kube-prometheus-stack, where KEDA reads GPU utilisation, plus the platform's rules, dashboards,
+ServiceMonitors and Alertmanager configuration (values: renderers/chart_values.py). node-exporter runs in a
+namespace of its own (stacknames.py NODE_EXPORTER_NAMESPACE); Grafana's admin password is generated here and handed
+to the chart as an existing Secret."""
 
 from __future__ import annotations
 
@@ -18,98 +14,30 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kube import PLATFORM_LABELS, namespace, pinned_release
+from components.kube import namespace, pinned_release
+from renderers.chart_values import (
+    ALERTMANAGER_CONFIG_KEY,
+    ALERTMANAGER_CONFIG_SECRET,
+    DASHBOARD_LABEL,
+    GRAFANA_ADMIN_SECRET,
+    GRAFANA_PASSWORD_KEY,
+    GRAFANA_USER_KEY,
+    alertmanager_secret_values,
+    deep_merge,
+    monitoring_values,
+    prometheus_url,
+)
 from stackconfig import versions
-
-#: Short, stable object names: services become `kps-prometheus`, `kps-grafana`, ...
-FULLNAME = "kps"
-PROMETHEUS_PORT = 9090
-GRAFANA_ADMIN_SECRET = "grafana-admin"
-GRAFANA_USER_KEY = "admin-user"
-GRAFANA_PASSWORD_KEY = "admin-password"
-DASHBOARD_LABEL = ("grafana_dashboard", "1")
-#: Secret with `alertmanager.yaml` that the operator mounts instead of the chart's (alertmanagerSpec.configSecret).
-ALERTMANAGER_CONFIG_SECRET = "alertmanager-gpu-platform"
-ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
-#: node-exporter reads the host (hostNetwork, hostPID, hostPath `/`, `/proc`, `/sys`), which Pod Security
-#: `baseline` refuses: it runs alone in this namespace, the only `privileged` one besides the GPU Operator's,
-#: so `monitoring` (Prometheus, Grafana, Alertmanager, operators) stays `baseline`.
-NODE_EXPORTER_NAMESPACE = "node-exporter"
-
-
-def prometheus_url(namespace_name: str) -> str:
-    """In-cluster URL of the Service the chart creates for Prometheus (`<fullname>-prometheus`)."""
-    return f"http://{FULLNAME}-prometheus.{namespace_name}.svc.cluster.local:{PROMETHEUS_PORT}"
-
-
-def storage_spec(size: str, storage_class: str | None) -> dict[str, Any]:
-    """A PersistentVolumeClaim template for Prometheus: retention means nothing on an emptyDir."""
-    claim: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
-    if storage_class:
-        claim["storageClassName"] = storage_class
-    return {"volumeClaimTemplate": {"spec": claim}}
-
-
-def monitoring_values(
-    retention: str,
-    namespace_name: str,
-    extra: Mapping[str, Any] | None = None,
-    storage: Mapping[str, Any] | None = None,
-    node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE,
-) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "fullnameOverride": FULLNAME,
-        # The subchart's own namespace (prometheus-community/helm-charts, charts/prometheus-node-exporter
-        # templates/_helpers.tpl `prometheus-node-exporter.namespace`): DaemonSet, Service, ServiceMonitor.
-        "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace},
-        "prometheus": {
-            "service": {"type": "ClusterIP", "port": PROMETHEUS_PORT},
-            "ingress": {"enabled": False},
-            "prometheusSpec": {
-                # Select ServiceMonitors/PodMonitors/rules from every release, not only this one's.
-                "serviceMonitorSelectorNilUsesHelmValues": False,
-                "podMonitorSelectorNilUsesHelmValues": False,
-                "ruleSelectorNilUsesHelmValues": False,
-                "retention": retention,
-                **({"storageSpec": dict(storage)} if storage else {}),
-            },
-        },
-        "alertmanager": {"service": {"type": "ClusterIP"}, "ingress": {"enabled": False}},
-        "grafana": {
-            "admin": {
-                "existingSecret": GRAFANA_ADMIN_SECRET,
-                "userKey": GRAFANA_USER_KEY,
-                "passwordKey": GRAFANA_PASSWORD_KEY,
-            },
-            "ingress": {"enabled": False},
-            "sidecar": {
-                "dashboards": {
-                    "enabled": True,
-                    "label": DASHBOARD_LABEL[0],
-                    "labelValue": DASHBOARD_LABEL[1],
-                    "searchNamespace": namespace_name,
-                }
-            },
-        },
-    }
-    return _deep_merge(values, extra or {})
-
-
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) \
-            else value
-    return out
+from stacknames import MONITORING_NAMESPACE, NODE_EXPORTER_NAMESPACE, PLATFORM_LABELS
 
 
 @dataclass(frozen=True)
 class MonitoringArgs:
     version: str
     retention: str = "15d"
-    #: Prometheus volume (`storage_spec(...)`); None keeps the TSDB on an emptyDir.
+    #: Prometheus volume (renderers/chart_values.py `storage_spec`); None keeps the TSDB on an emptyDir.
     storage: Mapping[str, Any] | None = None
-    namespace: str = "monitoring"
+    namespace: str = MONITORING_NAMESPACE
     #: Where node-exporter runs: a namespace of its own at Pod Security `privileged` (it reads the host).
     node_exporter_namespace: str = NODE_EXPORTER_NAMESPACE
     #: PrometheusRule `spec.groups` (alerts and recording rules).
@@ -120,7 +48,7 @@ class MonitoringArgs:
     service_monitors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: Extra chart values merged over ours (e.g. kube-state-metrics label allow-lists for alerts).
     extra_values: Mapping[str, Any] = field(default_factory=dict)
-    #: Rendered Alertmanager configuration (a secret Output, components/alerting.py); None keeps the chart's
+    #: Rendered Alertmanager configuration (a secret Output, renderers/alertmanager_config.py); None keeps the chart's
     #: own, which routes every alert to its "null" receiver.
     alertmanager_config: pulumi.Input[str] | None = None
 
@@ -162,9 +90,7 @@ class Monitoring(pulumi.ComponentResource):
                 string_data={ALERTMANAGER_CONFIG_KEY: pulumi.Output.secret(args.alertmanager_config)},
                 opts=child,
             ))
-            # useExistingSecret: the chart then renders no config Secret of its own (values.yaml 88.5.3).
-            spec = {"configSecret": ALERTMANAGER_CONFIG_SECRET, "useExistingSecret": True}
-            extra = _deep_merge(extra, {"alertmanager": {"alertmanagerSpec": spec}})
+            extra = deep_merge(extra, alertmanager_secret_values())
         # Grafana reads its admin Secret at start: create it first, delete it last.
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,

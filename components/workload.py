@@ -1,38 +1,20 @@
-"""GpuWorkload: a GPU Deployment and the KEDA ScaledObject that scales it on its GPUs' utilisation.
-
-The Deployment never sets `spec.replicas`: KEDA's HPA owns the scale, and a value here would reset it
-on every `pulumi up` (Kubernetes docs, "Horizontal Pod Autoscaling", "Migrating Deployments and StatefulSets to
-horizontal autoscaling"). The ScaledObject's trigger is built by components/scaling.py; a broken scrape is an error
-with a fallback, never zero load (kedacore/keda pkg/scalers/prometheus_scaler.go, `ignoreNullValues`;
-kedacore/keda-docs content/docs/2.20/reference/scaledobject-spec.md, `fallback`).
-"""
+"""The workloads' components: GpuWorkload (a GPU Deployment and the KEDA ScaledObject that scales it, with what it
+serves), WorkloadNamespaces and WorkloadPriority. Every object's spec comes from renderers/workload_specs.py."""
 
 from __future__ import annotations
 
-import base64
-import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import scaling
-from components.kube import PLATFORM_LABELS, namespace, tolerations_for
-from stackconfig import ScheduleConfig, WorkloadConfig
-from stackconfig.model import SERVING_DRAIN_SECONDS, ModelCacheConfig, ProbesConfig
-
-GPU_RESOURCE = "nvidia.com/gpu"
-
-
-@dataclass(frozen=True)
-class PoolPlacement:
-    """Where GPU pods go: the pool's node labels (selected) and taints (tolerated)."""
-
-    labels: Mapping[str, str]
-    taints: Mapping[str, str]
+from components.kube import namespace
+from renderers import workload_specs as specs
+from renderers.headroom_specs import priority_class_args, workload_priority_class_spec
+from renderers.placement import PoolPlacement
+from stackconfig import WorkloadConfig
+from stacknames import PLATFORM_LABELS, WORKLOAD_PRIORITY_CLASS
 
 
 @dataclass(frozen=True)
@@ -54,270 +36,9 @@ class GpuWorkloadArgs:
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: The registry password for `workload.image_pull_secret` (a secret Output).
     registry_password: pulumi.Input[str] | None = None
-    #: How long `pulumi up` waits for the Deployment to become ready (see rollout_timeout_minutes).
+    #: How long `pulumi up` waits for the Deployment to become ready (renderers/workload_specs.py
+    #: rollout_timeout_minutes).
     rollout_timeout_minutes: int = 45
-
-
-def rollout_timeout_minutes(provision_minutes: int) -> int:
-    """Minutes `pulumi up` waits for a Deployment (pulumi-kubernetes honours `custom_timeouts`, default 10 min).
-
-    Its first pod may wait for a new bare-metal node (`gpuPool.provisionMinutes` until the GPUs are allocatable)
-    and then pull a multi-GB image: at least 45 min, and always 10 min more than the pool's provisioning time.
-    """
-    return max(45, provision_minutes + 10)
-
-
-def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
-    return {
-        "serverAddress": prometheus_url,
-        "query": scaling.gpu_utilization_query(w.name, w.namespace),
-        "threshold": scaling.format_number(scaling.threshold_value(w.target_utilization, w.gpus_per_pod)),
-        "ignoreNullValues": "false",
-        "unsafeSsl": "false",
-    }
-
-
-def schedule_triggers(schedules: Sequence[ScheduleConfig]) -> list[dict[str, Any]]:
-    """One KEDA `cron` trigger per window: from `start` to `end` (in `timezone`) the scaler reports
-    `desiredReplicas`, and the HPA, taking the largest of its metrics, keeps at least that many replicas.
-    Outside the window the trigger is inactive and the other triggers decide (keda.sh/docs/2.20/scalers/cron).
-    """
-    return [
-        {
-            "type": "cron",
-            "name": f"schedule-{i}",
-            "metadata": {
-                "timezone": sch.timezone,
-                "start": sch.start,
-                "end": sch.end,
-                "desiredReplicas": str(sch.min_replicas),
-            },
-        }
-        for i, sch in enumerate(schedules)
-    ]
-
-
-def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]:
-    triggers: list[dict[str, Any]] = [
-        {
-            "type": "prometheus",
-            "name": "gpu-utilization",
-            "metricType": "AverageValue",
-            "metadata": trigger_metadata(w, prometheus_url),
-        }
-    ]
-    if w.wake_trigger is not None:
-        triggers.append(
-            {
-                "type": "prometheus",
-                "name": "demand",
-                "metricType": "AverageValue",
-                "metadata": {
-                    "serverAddress": prometheus_url,
-                    "query": w.wake_trigger.query,
-                    "threshold": scaling.format_number(w.wake_trigger.threshold),
-                    "activationThreshold": scaling.format_number(w.wake_trigger.activation_threshold),
-                    "ignoreNullValues": "false",
-                    "unsafeSsl": "false",
-                },
-            }
-        )
-    # Metric triggers first, then the cron windows of minimum replicas (the HPA takes the largest of all).
-    triggers += serving_triggers(w, prometheus_url)
-    triggers += schedule_triggers(w.schedules)
-    spec: dict[str, Any] = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
-        "pollingInterval": w.polling_interval,
-        "minReplicaCount": w.min_replicas,
-        "maxReplicaCount": w.max_replicas,
-        # Missing data holds the current size (or the fallback, if higher) instead of scaling in.
-        "fallback": {
-            "failureThreshold": w.fallback_failure_threshold,
-            "replicas": w.fallback,
-            "behavior": "currentReplicasIfHigher",
-        },
-        "advanced": {
-            "horizontalPodAutoscalerConfig": {
-                "name": scaling.hpa_name(w.name),
-                "behavior": {
-                    # GPU pods are expensive to restart: shed one at a time after a calm window.
-                    "scaleDown": {
-                        "stabilizationWindowSeconds": w.scale_down_stabilization_seconds,
-                        "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
-                    },
-                    "scaleUp": {
-                        "stabilizationWindowSeconds": 0,
-                        "policies": [
-                            {"type": "Percent", "value": 100, "periodSeconds": 15},
-                            {"type": "Pods", "value": 4, "periodSeconds": 15},
-                        ],
-                        "selectPolicy": "Max",
-                    },
-                },
-            }
-        },
-        "triggers": triggers,
-    }
-    if w.min_replicas == 0:
-        spec["cooldownPeriod"] = w.cooldown_period
-    return spec
-
-
-def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, Any]:
-    selector = {"app.kubernetes.io/name": w.name}
-    requests: dict[str, str] = {GPU_RESOURCE: str(w.gpus_per_pod)}
-    if w.requests.cpu:
-        requests["cpu"] = w.requests.cpu
-    if w.requests.memory:
-        requests["memory"] = w.requests.memory
-    container: dict[str, Any] = {
-        "name": w.name,
-        "image": w.image,
-        # Kubernetes rejects a GPU request without the same limit; dcgm-exporter maps GPUs to pods only then.
-        "resources": {"limits": {GPU_RESOURCE: str(w.gpus_per_pod)}, "requests": requests},
-    }
-    if w.command:
-        container["command"] = list(w.command)
-    if w.args:
-        container["args"] = list(w.args)
-    if w.env:
-        container["env"] = [{"name": k, "value": v} for k, v in sorted(w.env.items())]
-    pod_extra = serve_container(w, container)
-    return {
-        # No `replicas`: KEDA's HPA owns the scale.
-        "selector": {"matchLabels": selector},
-        # A surge pod needs a free GPU that a full pool does not have: replace pods one by one instead.
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-        "template": {
-            "metadata": {"labels": {**selector, **PLATFORM_LABELS}},
-            "spec": {
-                "containers": [container],
-                "nodeSelector": dict(placement.labels),
-                "tolerations": tolerations_for(placement.taints),
-                "terminationGracePeriodSeconds": w.termination_grace_period_seconds,
-                **pod_extra,
-            },
-        },
-    }
-
-
-# --- serving (issue 10): ports, probes, secrets, shared memory, model cache, own metrics ------------
-
-#: Where the model cache sends Hugging Face downloads (vLLM, transformers): HF_HOME under the cache mount.
-HF_HOME = "HF_HOME"
-#: Seconds a serving pod keeps answering after it is told to stop, while its address leaves the Service's
-#: EndpointSlices and every node's proxy: SIGTERM only follows the preStop hook (kubernetes.io/docs/concepts/
-#: containers/container-lifecycle-hooks; the `sleep` action needs no shell in the image, Kubernetes ≥ 1.30).
-DRAIN_SECONDS = SERVING_DRAIN_SECONDS
-
-
-def env_secret_name(workload: str) -> str:
-    return f"{workload}-env"
-
-
-def registry_secret_name(workload: str) -> str:
-    return f"{workload}-registry"
-
-
-def startup_failure_threshold(probes: ProbesConfig) -> int:
-    """Startup checks allowed before a restart: the budget `startupMinutes` in probe periods."""
-    return math.ceil(probes.startup_minutes * 60 / probes.period_seconds)
-
-
-def probe_specs(p: ProbesConfig) -> dict[str, Any]:
-    """Startup holds off the other two while the model loads; readiness gates Service traffic and the
-    rollout (`maxUnavailable: 1` waits for Ready); liveness restarts a wedged server, slowly."""
-    check = {"httpGet": {"path": p.path, "port": p.port}, "periodSeconds": p.period_seconds, "timeoutSeconds": 5}
-    return {
-        "startupProbe": {**check, "failureThreshold": startup_failure_threshold(p)},
-        "readinessProbe": {**check, "failureThreshold": p.failure_threshold, "successThreshold": 1},
-        "livenessProbe": {**check, "failureThreshold": p.failure_threshold * 3},
-    }
-
-
-def cache_volume(c: ModelCacheConfig) -> dict[str, Any]:
-    """The model cache as a pod volume (kinds explained on ModelCacheConfig)."""
-    if c.type == "hostPath":
-        return {"name": "model-cache", "hostPath": {"path": c.host_path, "type": "DirectoryOrCreate"}}
-    if c.type == "nfs":
-        return {"name": "model-cache", "nfs": {"server": c.server, "path": c.path, "readOnly": c.read_only}}
-    return {"name": "model-cache", "persistentVolumeClaim": {"claimName": c.claim_name, "readOnly": c.read_only}}
-
-
-def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, Any]:
-    """Add ports, probes, secret env, /dev/shm and the model cache to `container`; return pod-level fields."""
-    pod: dict[str, Any] = {}
-    volumes: list[dict[str, Any]] = []
-    mounts: list[dict[str, Any]] = []
-    if w.ports:
-        container["ports"] = [{"name": p.name, "containerPort": p.port, "protocol": "TCP"} for p in w.ports]
-        # Scale-down and rollouts then drop no request that was already routed to the pod.
-        container["lifecycle"] = {"preStop": {"sleep": {"seconds": DRAIN_SECONDS}}}
-    if w.probes is not None:
-        container.update(probe_specs(w.probes))
-    env = list(container.get("env", []))
-    env += [
-        {"name": k, "valueFrom": {"secretKeyRef": {"name": env_secret_name(w.name), "key": k}}}
-        for k in sorted(w.secret_env)
-    ]
-    if w.shm_size is not None:
-        # The container runtime's /dev/shm is 64 MiB; NCCL and PyTorch workers need far more.
-        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": w.shm_size}})
-        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
-    if w.model_cache is not None:
-        volumes.append(cache_volume(w.model_cache))
-        mounts.append({"name": "model-cache", "mountPath": w.model_cache.mount_path,
-                       "readOnly": w.model_cache.read_only})
-        if HF_HOME not in w.env:
-            env.append({"name": HF_HOME, "value": f"{w.model_cache.mount_path}/huggingface"})
-    if env:
-        container["env"] = env
-    if mounts:
-        container["volumeMounts"] = mounts
-        pod["volumes"] = volumes
-    if w.image_pull_secret is not None:
-        pod["imagePullSecrets"] = [{"name": registry_secret_name(w.name)}]
-    return pod
-
-
-def serving_triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, Any]]:
-    """KEDA triggers on the workload's own series, with the GPU trigger's safety (error on no data)."""
-    return [
-        {
-            "type": "prometheus",
-            "name": t.name,
-            "metricType": "AverageValue",
-            "metadata": {
-                "serverAddress": prometheus_url,
-                "query": scaling.serving_metric_query(w.name, w.namespace, t.metric, t.window),
-                "threshold": scaling.format_number(t.threshold),
-                "ignoreNullValues": "false",
-                "unsafeSsl": "false",
-            },
-        }
-        for t in w.triggers
-    ]
-
-
-def service_address(w: WorkloadConfig) -> str | None:
-    """In-cluster address of the workload's Service (first port), for the stack outputs."""
-    if not w.ports:
-        return None
-    return f"http://{w.name}.{w.namespace}.svc.cluster.local:{w.ports[0].port}"
-
-
-def dockerconfigjson(server: str, username: str, password: str) -> str:
-    """The `.dockerconfigjson` of a `kubernetes.io/dockerconfigjson` Secret (kubectl create secret docker-registry)."""
-    auth = base64.b64encode(f"{username}:{password}".encode()).decode()
-    return json.dumps({"auths": {server: {"username": username, "password": password, "auth": auth}}})
-
-
-def pod_security_level(workloads: Sequence[WorkloadConfig], namespace_name: str) -> str:
-    """`privileged` where a workload mounts a hostPath model cache (baseline forbids hostPath volumes)."""
-    uses_host = any(w.namespace == namespace_name and w.model_cache is not None and w.model_cache.type == "hostPath"
-                    for w in workloads)
-    return "privileged" if uses_host else "baseline"
-
 
 class GpuWorkload(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment
@@ -327,9 +48,9 @@ class GpuWorkload(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
         w = args.workload
-        labels = {"app.kubernetes.io/name": w.name, **PLATFORM_LABELS}
+        labels = specs.labels(w)
         pod_inputs = self._serving_children(name, args, labels)
-        spec = deployment_spec(w, args.placement)
+        spec = specs.deployment_spec(w, args.placement)
         if args.priority_class is not None:
             spec["template"]["spec"]["priorityClassName"] = args.priority_class
         self.deployment = k8s.apps.v1.Deployment(
@@ -345,11 +66,10 @@ class GpuWorkload(pulumi.ComponentResource):
                 ),
             ),
         )
-        # Voluntary disruptions (autoscaler drains) take one GPU pod at a time.
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec={"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": w.name}}},
+            spec=specs.pdb_spec(w),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.scaled_object = k8s.apiextensions.CustomResource(
@@ -357,12 +77,12 @@ class GpuWorkload(pulumi.ComponentResource):
             api_version="keda.sh/v1alpha1",
             kind="ScaledObject",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=pulumi.Output.from_input(args.prometheus_url).apply(lambda url: scaled_object_spec(w, url)),
+            spec=pulumi.Output.from_input(args.prometheus_url).apply(lambda url: specs.scaled_object_spec(w, url)),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.deployment, *args.scaler_ready, *args.gpu_ready]
             ),
         )
-        self.service_address = service_address(w)
+        self.service_address = specs.service_address(w)
         self.register_outputs(
             {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
              "serviceAddress": self.service_address}
@@ -379,7 +99,7 @@ class GpuWorkload(pulumi.ComponentResource):
         if w.secret_env:
             needed.append(k8s.core.v1.Secret(
                 f"{name}-env-secret",
-                metadata={"name": env_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+                metadata={"name": specs.env_secret_name(w.name), "namespace": args.namespace, "labels": labels},
                 type="Opaque",
                 string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
                 opts=child,
@@ -390,40 +110,27 @@ class GpuWorkload(pulumi.ComponentResource):
             reg = w.image_pull_secret
             needed.append(k8s.core.v1.Secret(
                 f"{name}-registry-secret",
-                metadata={"name": registry_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+                metadata={"name": specs.registry_secret_name(w.name), "namespace": args.namespace, "labels": labels},
                 type="kubernetes.io/dockerconfigjson",
                 string_data={".dockerconfigjson": pulumi.Output.secret(args.registry_password).apply(
-                    lambda pw: dockerconfigjson(reg.server, reg.username, pw))},
+                    lambda pw: specs.dockerconfigjson(reg.server, reg.username, pw))},
                 opts=child,
             ))
-        selector = {"app.kubernetes.io/name": w.name}
         if w.ports:
             k8s.core.v1.Service(
                 f"{name}-service",
                 metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-                spec={
-                    "type": "ClusterIP",
-                    "selector": selector,
-                    "ports": [{"name": p.name, "port": p.port, "targetPort": p.name, "protocol": "TCP"}
-                              for p in w.ports],
-                },
+                spec=specs.service_spec(w),
                 opts=child,
             )
         if w.metrics is not None:
-            # PodMonitor, not ServiceMonitor: every pod is scraped whether Ready or not (a loading server's
-            # queue is still worth seeing), and Prometheus selects PodMonitors in every namespace
-            # (components/monitoring.py: podMonitorSelectorNilUsesHelmValues false).
             k8s.apiextensions.CustomResource(
                 f"{name}-podmonitor",
                 api_version="monitoring.coreos.com/v1",
                 kind="PodMonitor",
                 metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-                spec={
-                    "selector": {"matchLabels": selector},
-                    "podMetricsEndpoints": [
-                        {"port": w.metrics.port, "path": w.metrics.path, "interval": w.metrics.interval}
-                    ],
-                },
+                spec=specs.pod_monitor_spec(w),
+                # The PodMonitor CRD comes with kube-prometheus-stack (in scaler_ready).
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.scaler_ready)),
             )
         return needed
@@ -448,3 +155,20 @@ class WorkloadNamespaces(pulumi.ComponentResource):
             for ns in dict.fromkeys(namespaces)
         }
         self.register_outputs({"names": list(self.names.values())})
+
+
+class WorkloadPriority(pulumi.ComponentResource):
+    """The workloads' PriorityClass, created whether or not headroom is set, so that turning headroom on
+    later does not change (and roll) every GPU workload's pod template."""
+
+    priority_class: k8s.scheduling.v1.PriorityClass
+
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:workloads:WorkloadPriority", name, None, opts)
+        self.priority_class = k8s.scheduling.v1.PriorityClass(
+            f"{name}-class",
+            metadata={"name": WORKLOAD_PRIORITY_CLASS, "labels": dict(PLATFORM_LABELS)},
+            **priority_class_args(workload_priority_class_spec()),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"name": self.priority_class.metadata.name})

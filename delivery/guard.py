@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+from stacknames import CLUSTER_TYPE
+
 ALLOW_LABEL = "allow-gpu-pool-replacement"
 #: How `pulumi preview --json` renders a value that is only known after apply.
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"

@@ -16,8 +16,9 @@ render and of the program's own objects.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+from podspec import POD_TEMPLATES
 
 LEVELS = ("privileged", "baseline", "restricted")
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
@@ -42,17 +43,6 @@ RESTRICTED_VOLUMES = frozenset({
 })
 APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 
-#: Kinds with a pod template, and where it is.
-POD_TEMPLATE_PATHS: Mapping[str, tuple[str, ...]] = {
-    "Pod": (),
-    "Deployment": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "ReplicationController": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-}
 
 
 #: prometheus-operator custom resources whose spec carries the pod fields of the StatefulSet the operator
@@ -61,14 +51,12 @@ OPERATOR_POD_KINDS = frozenset({"Prometheus", "Alertmanager", "ThanosRuler"})
 OPERATOR_POD_FIELDS = ("hostNetwork", "securityContext", "volumes", "containers", "initContainers")
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(NamedTuple):
+    """What one rule of `level` refuses, and where (`rule (level): detail` in the render check's report)."""
+
     level: str
     rule: str
     detail: str
-
-    def __str__(self) -> str:
-        return f"{self.rule} ({self.level}): {self.detail}"
 
 
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -81,9 +69,10 @@ def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         spec = obj.get("spec") or {}
         return {"metadata": spec.get("podMetadata") or {},
                 "spec": {k: spec[k] for k in OPERATOR_POD_FIELDS if k in spec}}
-    path = POD_TEMPLATE_PATHS.get(str(obj.get("kind")))
-    if path is None:
+    template = POD_TEMPLATES.get(str(obj.get("kind")))
+    if template is None:
         return None
+    path = template[1]
     node: Any = obj
     for key in path:
         node = (node or {}).get(key)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ from pulumi_policy.proxy import unknown_checking_proxy
 
 from delivery.guard import load_json, load_plan
 from policy.gpu_policies import POLICIES
+from stackconfig.units import go_duration_seconds
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 #: policy/__main__.py builds the pack with this level (it cannot be imported: `PolicyPack(...)` blocks).
@@ -69,13 +69,15 @@ DEFAULT_PROVIDERS = frozenset({"default", ""})
 #: Used in URNs when the plan names no root stack resource to read the project name from.
 UNKNOWN_PROJECT = "project"
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|m|s)")
-_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-
-
 def seconds(duration: str) -> float:
-    """A Pulumi custom timeout (`90m`, `1h30m`) in seconds, as the analyzer receives it; '' is 0."""
-    return sum((float(n) * _SECONDS[unit] for n, unit in _DURATION.findall(duration)), 0.0)
+    """A Pulumi custom timeout (`90m`, `1h30m`: a Go duration, as the engine parses it) in seconds, as the analyzer
+    receives it; '' is 0."""
+    if not duration:
+        return 0.0
+    value = go_duration_seconds(duration)
+    if value is None:
+        raise ValueError(f"custom timeout {duration!r} is not a duration")
+    return value
 
 
 def engine_value(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,7 +294,7 @@ async def _awaited(result: Any) -> None:
 
 
 def _validate(
-    policy: Policy,
+    policy: ResourceValidationPolicy | StackValidationPolicy,
     args: ResourceValidationArgs | StackValidationArgs,
     level: EnforcementLevel,
     where: str | None,
@@ -309,7 +311,8 @@ def _validate(
         into.append(Violation(policy.name, policy.description, level, resource, message))
 
     try:
-        result = policy.validate(args, report)
+        # run_policies pairs each policy with its kind of arguments (resource or stack).
+        result = policy.validate(args, report)  # type: ignore[arg-type]
         if inspect.isawaitable(result):
             asyncio.run(_awaited(result))
     except Exception as exc:

@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stackconfig import ConfigError, StackConfig
-from stackconfig.check import check_stack
+from stackconfig import ConfigError, StackConfig, check_stack
 from stackconfig.flavors import GPU_FLAVORS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +62,8 @@ def differences(cfg: StackConfig, current: dict[str, Any]) -> list[str]:
     wanted = generated(cfg, current)
     out = []
     for policy in BUDGET_POLICIES:
-        have = current.get(policy) if isinstance(current.get(policy), dict) else {}
+        entry = current.get(policy)
+        have: dict[str, Any] = entry if isinstance(entry, dict) else {}
         for key in FACTS:
             if have.get(key) != wanted[policy][key]:
                 out.append(f"{policy}.{key}: has {json.dumps(have.get(key))}, the stack gives "

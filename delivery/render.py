@@ -28,9 +28,8 @@ import yaml
 
 from delivery import charts
 from offline.engine import Recording, Secret
+from stacknames import CLUSTER_TYPE, RELEASE_TYPE
 
-RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
 HOOK_ANNOTATION = "helm.sh/hook"
 
 

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 #: The generated Gcore SDK (`pulumi install`, or `python -m realengine.gcore_sdk`), which requirements*.txt install.
 GCORE_SDK = ROOT / "sdks" / "gcore"
@@ -152,6 +150,7 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
     from pulumi.runtime.mocks import MockMonitor
 
     references = dict(stack_references or {})
+    names = _repository_module("stacknames")
 
     class GraphMocks(pulumi.runtime.Mocks):
         """Echo inputs and fill in what a real provider would compute."""
@@ -169,9 +168,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                     "outputs": dict(ref.outputs),
                     "secretOutputNames": sorted(ref.secret_outputs),
                 }
-            if args.typ == "gcore:index/k8sv2:K8sv2":
+            if args.typ == names.CLUSTER_TYPE:
                 return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
-            if args.typ == "kubernetes:helm.sh/v3:Release":
+            if args.typ == names.RELEASE_TYPE:
                 status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
                           "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
@@ -180,12 +179,13 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                 return f"{args.name}-id", {**state, "output": state.get("input")}
             return f"{args.name}-id", state
 
-        def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+            """The invoke's result and its check failures (none)."""
             recording.invokes.append(RecordedInvoke(args.token, _plain(dict(args.args))))
             if args.token == "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig":
                 return {**args.args, "id": args.args.get("clusterName"), "kubeconfig": MOCK_KUBECONFIG,
-                        "host": "https://127.0.0.1:6443"}
-            return {}
+                        "host": "https://127.0.0.1:6443"}, []
+            return {}, []
 
     class RecordingMonitor(MockMonitor):
         def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
@@ -228,38 +228,30 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
     return mocks, RecordingMonitor(mocks)
 
 
-def _read_stack_config(path: Path) -> dict[str, Any]:
-    """`config:` of a stack file, read strictly: a duplicate key, a tab or a syntax error is refused, not guessed.
-
-    This repository's reader gives file:line:column (a ConfigError); the engine can also run a project that does
-    not put this repository on sys.path before its program starts (examples/consumer), where ruamel.yaml's own
-    loader refuses the same mistakes with its own message.
-    """
-    try:
-        from stackconfig.stackfile import read_stack_file
-    except ImportError:
-        from ruamel.yaml import YAML
-
-        return dict((YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8")) or {}).get("config") or {})
-    return dict(read_stack_file(path).config)
-
-
 def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, str], list[str]]:
-    """Project name, config as the CLI passes it (`<ns>:<key>` -> string/JSON), and the secret keys."""
-    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
-    config, secret_keys = {}, []
-    for key, value in _read_stack_config(project_dir / f"Pulumi.{stack}.yaml").items():
-        full = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            config[full] = "offline-placeholder-secret"
-            secret_keys.append(full)
-            continue
-        config[full] = value if isinstance(value, str) else json.dumps(value)
-    return project, config, secret_keys
+    """Project name, config as the CLI passes it (`<ns>:<key>` -> string/JSON), and the secret keys.
+
+    Read strictly by the repository's one stack-file reader (stackconfig/stackfile.py): a duplicate key, a tab or a
+    syntax error is refused with file:line:column, not guessed; a `secure:` value becomes its placeholder.
+    """
+    source = _repository_module("stackconfig.stackfile").read_stack(project_dir, stack)
+    return source.project, source.engine_config(), source.secret_keys()
 
 
-#: Value given offline to every `secrets:<key>` the stack refers to when the caller passes none.
-PLACEHOLDER_SECRET = "offline-placeholder-secret"
+def _repository_module(name: str) -> Any:
+    """A module of this repository, also when this engine evaluates another project (examples/consumer) and the
+    repository root is not on sys.path: the root is on it only while the module is imported, so the project still
+    has to find the repository's code by itself (tests/test_consumer.py proves it does)."""
+    import importlib
+
+    added = str(ROOT) not in sys.path
+    if added:
+        sys.path.append(str(ROOT))
+    try:
+        return importlib.import_module(name)
+    finally:
+        if added:
+            sys.path.remove(str(ROOT))
 
 
 def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -268,8 +260,10 @@ def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) 
     What an operator's `pulumi config set --secret` provides on a real machine; the offline plan and the
     graph tests have no such values. A config that does not load gets none (the program reports it).
     """
-    from stackconfig import ConfigError, load_stack_config
-    from stackconfig.model import SECRETS_NAMESPACE, secret_config_keys
+    from stackconfig import ConfigError, load_stack_config, secret_config_keys
+    from stackconfig.loader import decode
+    from stackconfig.stackfile import SECRET_PLACEHOLDER
+    from stacknames import SECRETS_NAMESPACE
 
     project, config, _ = load_config(stack)
     for key, value in (overrides or {}).items():
@@ -278,19 +272,12 @@ def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) 
         if value is not None:
             config[full] = value if isinstance(value, str) else json.dumps(value)
     prefix = f"{project}:"
-    raw = {k.removeprefix(prefix): _decoded(v) for k, v in config.items() if k.startswith(prefix)}
+    raw = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
     try:
         keys = secret_config_keys(load_stack_config(raw))
     except ConfigError:
         return {}
-    return {f"{SECRETS_NAMESPACE}:{k}": PLACEHOLDER_SECRET for k in keys}
-
-
-def _decoded(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        return value
+    return {f"{SECRETS_NAMESPACE}:{k}": SECRET_PLACEHOLDER for k in keys}
 
 
 def record_stack(
@@ -352,6 +339,7 @@ def record_program(
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys)
     root = get_root_resource()
+    assert isinstance(root, pulumi.runtime.stack.Stack), root
     root.outputs.clear()  # the Stack resource is reused across runs in one process
 
     @pulumi.runtime.test

@@ -7,7 +7,6 @@ from realengine.toolchain import ROOT
 
 
 def secret_keys(stack: str) -> list[str]:
-    from stackconfig.check import check_stack
-    from stackconfig.model import secret_config_keys
+    from stackconfig import check_stack, secret_config_keys
 
     return secret_config_keys(check_stack(ROOT, stack))

@@ -3,6 +3,11 @@ the program itself uses (so a node mirrors exactly the pool the stack would crea
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stackconfig import StackConfig
+
 from dataclasses import dataclass
 
 from realengine.toolchain import ROOT
@@ -19,8 +24,8 @@ class PoolView:
     taints: dict[str, str]
 
 
-def config(stack: str):  # noqa: ANN201 (the config model's type)
-    from stackconfig.check import check_stack
+def config(stack: str) -> StackConfig:
+    from stackconfig import check_stack
 
     return check_stack(ROOT, stack)
 

@@ -20,7 +20,13 @@ for pair in "requirements-dev.in:requirements-dev.txt:" "requirements.in:require
   keep=""
   [ -f "$out" ] && keep=$(grep -x 'sdks/gcore' "$out" || true)
   tmp=$(mktemp)
-  "$UV" pip compile --quiet --no-header --python-version 3.11 ${constraint:+-c "$constraint"} "$@" "$in" -o "$tmp"
+  pins=""
+  if [ -n "$constraint" ]; then  # the dev pins as constraints, without the local `sdks/gcore` (uv refuses a path there)
+    pins=$(mktemp)
+    grep -vx 'sdks/gcore' "$constraint" > "$pins"
+  fi
+  "$UV" pip compile --quiet --no-header --python-version 3.11 ${pins:+-c "$pins"} "$@" "$in" -o "$tmp"
+  if [ -n "$pins" ]; then sed -i "s#-c $pins#-c $constraint#" "$tmp"; rm -f "$pins"; fi
   { header "$in"; cat "$tmp"; [ -n "$keep" ] && echo "$keep"; } > "$out"
   rm -f "$tmp"
 done

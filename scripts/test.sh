@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what the tests need on a fresh machine, then runs them.
-# Usage: bash scripts/test.sh [pytest args...]
+# Usage: bash scripts/test.sh [--quick] [pytest args...]
+#   --quick: the inner loop (lint, types, the unit and graph tests); leaves out the tests marked `subprocess` or
+#            `charts` (pytest.ini), which the full run (CI) includes, and installs neither Prometheus nor the charts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+QUICK=""
+if [ "${1:-}" = "--quick" ]; then
+  QUICK=1
+  shift
+fi
 
 # Real Prometheus/promtool for the metrics-path tests (Debian's `prometheus` package).
 # amtool (Debian's `prometheus-alertmanager` package) checks the rendered Alertmanager configuration.
-if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1 \
-    || ! command -v amtool >/dev/null 2>&1; then
+if [ -z "$QUICK" ] && { ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1 \
+    || ! command -v amtool >/dev/null 2>&1; }; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo -n"   # GitHub runners: passwordless sudo
   if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }; then
@@ -37,6 +44,11 @@ fi
 "$VENV/bin/python" -c 'import pathlib, sys, sysconfig
 pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth").write_text(sys.argv[1] + "\n")' "$PWD"
 "$VENV/bin/python" -m ruff check .
+# Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
+"$VENV/bin/python" -m mypy
+if [ -n "$QUICK" ]; then
+  exec "$VENV/bin/python" -m pytest -q -n auto -p tests.skip_accounting -m "not subprocess and not charts" "$@"
+fi
 # The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
 # reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).
 # Prints the source used. A chart found nowhere stops the run here, on every machine, with one message naming

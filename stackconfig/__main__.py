@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from stackconfig.check import check_stack
 from stackconfig.errors import ConfigError
+from stackconfig.loader import check_stack
 
 CONFIG_ERROR = 2
 #: The repository this checker belongs to (the project its own stack files are in).

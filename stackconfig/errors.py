@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ def key_path(loc: Iterable[str | int]) -> str:
 
 
 def from_validation_error(
-    exc: ValidationError, known_keys: dict[str, Sequence[str]], prefix: Sequence[str | int] = ()
+    exc: ValidationError, known_keys: Mapping[str, Sequence[str]], prefix: Sequence[str | int] = ()
 ) -> list[Problem]:
     """Translate pydantic's errors into Problems; unknown keys get a 'did you mean' hint.
 

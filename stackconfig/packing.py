@@ -19,18 +19,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def first_fit_decreasing(
+    sizes: Sequence[int], free: Sequence[int], open_size: int | None = None
+) -> list[list[int]] | None:
+    """Sizes largest first, each onto the first bin (free capacity `free[i]`) with room for it.
+
+    With `open_size`, a size that fits no bin opens a new one of that capacity (how the Cluster Autoscaler
+    estimates the nodes Pending pods need); without, it makes the packing fail (None). Returns the sizes placed in
+    each bin, the given bins first, then the opened ones.
+    """
+    room = list(free)
+    bins: list[list[int]] = [[] for _ in room]
+    for size in sorted(sizes, reverse=True):
+        for i, left in enumerate(room):
+            if left >= size:
+                bins[i].append(size)
+                room[i] -= size
+                break
+        else:
+            if open_size is None:
+                return None
+            bins.append([size])
+            room.append(open_size - size)
+    return bins
+
+
 def pack(pod_gpus: Sequence[int], gpus_per_node: int, nodes: int) -> list[list[int]] | None:
     """Per-node GPU sizes of the pods placed there (first-fit decreasing), or None when they do not all fit."""
     if gpus_per_node <= 0 or nodes < 0 or any(size <= 0 for size in pod_gpus):
         raise ValueError(f"pack({list(pod_gpus)}, {gpus_per_node}, {nodes}): sizes must be positive")
-    bins: list[list[int]] = [[] for _ in range(nodes)]
-    free = [gpus_per_node] * nodes
-    for size in sorted(pod_gpus, reverse=True):
-        for i in range(nodes):
-            if free[i] >= size:
-                bins[i].append(size)
-                free[i] -= size
-                break
-        else:
-            return None
-    return bins
+    return first_fit_decreasing(pod_gpus, [gpus_per_node] * nodes)

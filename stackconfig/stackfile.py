@@ -8,6 +8,9 @@ the Pulumi CLI's Go YAML library, so `yes`/`no`/`on`/`off` stay strings there as
 
 Also here: which config namespaces a stack may use (`namespace_problems`), because a key under a misspelled
 project name (`gpu-autoscalling:gpuPool`) is otherwise handed to nobody and the defaults apply silently.
+
+This is the one reader of stack files: `read_stack` gives the program's checks, the offline engine (config as the
+CLI would pass it), `python -m stackconfig` and the what-if the same keys, positions and secret placeholders.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import datetime
 import difflib
 import functools
 import io
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,13 +31,14 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from stackconfig.errors import ConfigError, Problem
+from stacknames import SECRETS_NAMESPACE
 
 #: Namespaces besides the project's that this program (or Pulumi itself) reads: the Gcore provider's token and
 #: endpoint, the Kubernetes provider's settings, and Pulumi's own `pulumi:` keys. Anything else in a
 #: stack file is read by nobody.
 #: `secrets:` holds the values that workloads (secretEnv, imagePullSecret) and alerting receivers reference by key;
 #: the program refuses such a key when it is set without `--secret` (__main__.secret_config).
-KNOWN_NAMESPACES = ("gcore", "kubernetes", "pulumi", "secrets")
+KNOWN_NAMESPACES = ("gcore", "kubernetes", "pulumi", SECRETS_NAMESPACE)
 #: The Gcore v0 provider's config keys (G-Core/terraform-provider-gcore v0.34.3, docs/index.md "Schema", in Pulumi's
 #: camelCase): a misspelled `gcore:permanentApiTokn` would leave the provider without its token until it first
 #: calls the API. `gcore:apiKey` is the v2 provider's name and is refused here too.
@@ -42,6 +47,10 @@ GCORE_KEYS = (
     "gcorePlatform", "gcorePlatformApi", "gcoreStorageApi", "gcoreWaapApi", "ignoreCredsAuthError", "password",
     "permanentApiToken", "userName",
 )
+
+
+#: What an offline reader gives a `secure:` value it cannot decrypt (no credentials, no passphrase).
+SECRET_PLACEHOLDER = "offline-placeholder-secret"
 
 
 class StackFileError(ConfigError):
@@ -145,6 +154,62 @@ def _parse(path: Path, text: str) -> StackFile:
             positions[str(key)] = (line + 1, column + 1)
     secure = tuple(str(k) for k, v in config.items() if isinstance(v, Mapping) and set(v) == {"secure"})
     return StackFile(path, _plain(config), positions, secure)
+
+
+def project_name(project_dir: Path) -> str:
+    """The `name:` of the project's Pulumi.yaml (ConfigError when it has none)."""
+    data = YAML(typ="safe", pure=True).load((project_dir / "Pulumi.yaml").read_text(encoding="utf-8"))
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ConfigError([Problem(str(project_dir / "Pulumi.yaml"), name, "has no project `name:`",
+                                   "give --dir a Pulumi project folder (its Pulumi.yaml names the project)")])
+    return name
+
+
+def full_key(key: str, project: str) -> str:
+    """A stack-file key without a namespace belongs to the project (the Pulumi CLI's rule)."""
+    return key if ":" in key else f"{project}:{key}"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A project's stack file, with each key under its full `<namespace>:<key>` name."""
+
+    project: str
+    file: StackFile
+
+    def config(self) -> dict[str, Any]:
+        """Every key's plain value; a `secure:` one is SECRET_PLACEHOLDER."""
+        sf = self.file
+        return {full_key(k, self.project): (SECRET_PLACEHOLDER if k in sf.secure_keys else v)
+                for k, v in sf.config.items()}
+
+    def secret_keys(self) -> list[str]:
+        """The full names of the `secure:` keys."""
+        return [full_key(k, self.project) for k in self.file.secure_keys]
+
+    def positions(self) -> dict[str, str]:
+        """`Pulumi.dev.yaml:5:3` per full key, for messages."""
+        return {full_key(k, self.project): self.file.where(k) for k in self.file.config}
+
+    def engine_config(self) -> dict[str, str]:
+        """Config as the Pulumi CLI passes it to a program: a string as it is, anything else as JSON text."""
+        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in self.config().items()}
+
+    def project_keys(self) -> dict[str, Any]:
+        """The project's own keys without `<project>:` (what `load_stack_config` takes); `secure:` ones left out."""
+        prefix, secure = f"{self.project}:", set(self.secret_keys())
+        return {k.removeprefix(prefix): v for k, v in self.config().items() if k.startswith(prefix)
+                and k not in secure}
+
+    def namespace_problems(self) -> list[Problem]:
+        return namespace_problems(self.config(), self.project, self.positions())
+
+
+def read_stack(project_dir: Path, stack: str) -> Stack:
+    """`Pulumi.<stack>.yaml` of the project in `project_dir`, read strictly (StackFileError with file:line:column;
+    FileNotFoundError when there is no such file)."""
+    return Stack(project_name(project_dir), read_stack_file(project_dir / f"Pulumi.{stack}.yaml"))
 
 
 def namespace_problems(keys: Iterable[str], project: str, where: Mapping[str, str] | None = None) -> list[Problem]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +50,39 @@ def cluster_name(rec: Recording) -> str:
     """The Gcore cluster name the stack file sets (the component's name and its children's prefix)."""
     stack_file = ROOT / f"Pulumi.{rec.stack}.yaml"
     return yaml.safe_load(stack_file.read_text())["config"]["gpu-autoscaling:cluster"]["name"]
+
+
+#: The test being run (its setup, call and teardown, fixtures of any scope included).
+_running: list[pytest.Item] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _running.append(item)
+    yield
+    _running.pop()
+
+
+def _marked(marker: str, what: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """`original`, refused to a test that is not marked `marker` (pytest.ini): `scripts/test.sh --quick` deselects
+    by these markers, so an unmarked test that starts a process or renders the charts would slow the inner loop
+    down unseen. Fixtures count for the test whose setup runs them."""
+
+    @functools.wraps(original)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _running and _running[-1].get_closest_marker(marker) is None:
+            raise AssertionError(f"{_running[-1].nodeid} {what}: mark it @pytest.mark.{marker} (pytest.ini)")
+        return original(*args, **kwargs)
+
+    return guarded
+
+
+def _guard_markers() -> None:
+    from delivery import charts, render
+
+    subprocess.Popen.__init__ = _marked("subprocess", "starts a process", subprocess.Popen.__init__)  # type: ignore[method-assign]
+    for module, name in ((render, "load_chart"), (charts, "chart_archive"), (charts, "gpu_operator_assets")):
+        setattr(module, name, _marked("charts", f"reads the chart cache ({name})", getattr(module, name)))
+
+
+_guard_markers()

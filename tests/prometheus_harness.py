@@ -35,8 +35,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import dcgm
 from offline.engine import load_config
+from renderers import dcgm
 from stackconfig import StackConfig, load_stack_config
 
 PROMETHEUS = shutil.which("prometheus")

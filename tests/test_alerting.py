@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import alerting
-from components.monitoring import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
 from offline.engine import Recording, Secret, record_stack
-from stackconfig import versions
-from stackconfig.model import AlertingConfig
+from renderers import alertmanager_config
+from renderers.chart_values import ALERTMANAGER_CONFIG_KEY, ALERTMANAGER_CONFIG_SECRET
+from stackconfig import AlertingConfig, versions
 from tests.chart_cache import chart_values
 from tests.test_serving import PROD_SECRETS
 
@@ -56,12 +55,14 @@ def receiver_for(config: Path, *labels: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.subprocess
 def test_amtool_accepts_the_rendered_configuration(prod_config: Path) -> None:
     result = amtool("check-config", str(prod_config))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_amtool_rejects_a_broken_configuration(prod_config: Path, tmp_path: Path) -> None:
     """The check can fail: a route to a receiver that does not exist is refused."""
     broken = yaml.safe_load(prod_config.read_text())
@@ -82,6 +83,7 @@ def test_amtool_rejects_a_broken_configuration(prod_config: Path, tmp_path: Path
         (("alertname=InfoInhibitor", "severity=none"), "null"),
     ],
 )
+@pytest.mark.subprocess
 def test_alerts_are_routed_by_severity(prod_config: Path, labels: tuple[str, ...], receiver: str) -> None:
     assert receiver_for(prod_config, *labels) == receiver
 
@@ -100,6 +102,7 @@ def test_critical_pages_and_warnings_do_not(prod_config: Path) -> None:
     assert watchdog["repeat_interval"] == "1m", "the heartbeat service must hear from Alertmanager every minute"
 
 
+@pytest.mark.charts
 def test_the_chart_uses_the_secret_and_keeps_the_watchdog(prod: Recording) -> None:
     release = prod.get("monitoring-release")
     spec = release.inputs["values"]["alertmanager"]["alertmanagerSpec"]
@@ -119,11 +122,12 @@ def test_a_stack_without_receivers_keeps_the_charts_configuration(recordings: di
     assert "alertmanagerSpec" not in dev.get("monitoring-release").inputs["values"]["alertmanager"]
 
 
+@pytest.mark.subprocess
 def test_only_the_configured_receivers_are_rendered(tmp_path: Path) -> None:
     """PagerDuty only: critical pages, warnings stay in Alertmanager, Watchdog is dropped (no heartbeat)."""
     only_pd = AlertingConfig.model_validate({"pagerduty": {"routingKeySecret": "pd"}})
     path = tmp_path / "am.yaml"
-    path.write_text(alerting.render(only_pd, {"pd": "0123456789abcdef0123456789abcdef"}))
+    path.write_text(alertmanager_config.render(only_pd, {"pd": "0123456789abcdef0123456789abcdef"}))
     assert amtool("check-config", str(path)).returncode == 0
     assert receiver_for(path, "alertname=X", "severity=critical") == "critical"
     assert receiver_for(path, "alertname=X", "severity=warning") == "null"

@@ -1,7 +1,7 @@
 """The GPU alerts on promtool: every alert fires on the synthetic series that mean trouble, and stays quiet
 on the ones that look alike but are fine.
 
-`promtool test rules` evaluates the very groups `components.alerts.rule_groups()` returns for the prod
+`promtool test rules` evaluates the very groups `renderers.rule_groups.rule_groups()` returns for the prod
 stack (two workloads, one with 2 GPUs per pod, a two-label pool), including the recording rules the
 alerts read. Expected annotations are the rule's own templates rendered here from the expected labels
 and value, so a template that names a label the alert does not carry fails too. A new alert without a
@@ -19,10 +19,13 @@ from typing import Any
 
 import pytest
 
-from components import alerts, dcgm, scaling
 from offline.engine import Recording
+from renderers import chart_values as cv
+from renderers import dcgm, promql
+from renderers import recording_rules as recorded
+from renderers import rule_groups as alerts
 from stackconfig import StackConfig, WorkloadConfig, versions
-from stackconfig.model import HEADROOM_NAMESPACE
+from stacknames import HEADROOM_NAMESPACE
 from tests.chart_cache import chart_values
 from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
@@ -35,7 +38,7 @@ def series(metric: str, /, **labels: str) -> str:
 
 
 def ksm(metric: str, /, **labels: str) -> str:
-    return series(metric, job=alerts.KSM_JOB, **labels)
+    return series(metric, job=cv.KSM_JOB, **labels)
 
 
 def pod_name(w: WorkloadConfig, suffix: str) -> str:
@@ -67,18 +70,18 @@ def gpu_labels(node: str, index: int) -> dict[str, str]:
 
 def pool_node(cfg: StackConfig, node: str, *, ready: str = "1x60", allocatable: str | None = "8x60",
               in_pool: bool = True) -> dict[str, str]:
-    labels = {alerts.ksm_label_name(k): v for k, v in alerts.pool_node_labels(cfg).items()} if in_pool else {}
+    labels = {cv.ksm_label_name(k): v for k, v in cv.pool_node_labels(cfg).items()} if in_pool else {}
     out = {
         ksm("kube_node_labels", node=node, **labels): "1x60",
         ksm("kube_node_status_condition", node=node, condition="Ready", status="true"): ready,
     }
     if allocatable is not None:
-        out[ksm("kube_node_status_allocatable", node=node, resource=alerts.KSM_GPU_RESOURCE,
+        out[ksm("kube_node_status_allocatable", node=node, resource=cv.KSM_GPU_RESOURCE,
                 unit="integer")] = allocatable
     return out
 
 
-def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: str) -> dict[str, str]:
+def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: Any) -> dict[str, str]:
     """DCGM utilisation series for `len(per_gpu) / gpusPerPod` pods of the workload."""
     out = {}
     for i, values in enumerate(per_gpu):
@@ -88,7 +91,7 @@ def workload_gpus(w: WorkloadConfig, node: str, per_gpu: list[str], **extra: str
 
 
 def hpa(w: WorkloadConfig, *, desired: str | None = None, maximum: str | None = None) -> dict[str, str]:
-    name = scaling.hpa_name(w.name)
+    name = promql.hpa_name(w.name)
     out = {}
     if desired is not None:
         out[ksm("kube_horizontalpodautoscaler_status_desired_replicas", namespace=w.namespace,
@@ -154,9 +157,9 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
                 Check("10m", "GpuHeadroomNotRestored"),
                 Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
             ),
-            exprs=(("30m", alerts.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
-                   ("30m", alerts.HEADROOM_GPUS_PENDING, (({}, lacking),)),
-                   ("30m", alerts.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
+            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
+                   ("30m", recorded.HEADROOM_GPUS_PENDING, (({}, lacking),)),
+                   ("30m", recorded.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
         ),
         Case(
             "preempted placeholders wait for a node the autoscaler is adding",
@@ -173,7 +176,7 @@ def cases(cfg: StackConfig) -> list[Case]:
     assert w2.target_utilization <= 90, "the at-max case needs room above the target"
     hot, cool = w2.target_utilization + 10, w2.target_utilization - 10
     pods = w2.max_replicas * w2.gpus_per_pod
-    wanted_hot = math.ceil(pods * hot / scaling.threshold_value(w2.target_utilization, w2.gpus_per_pod))
+    wanted_hot = math.ceil(pods * hot / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))
 
     def w1_pod(state: str, suffix: str, phase_values: str, gpus: str | None = "1x60",
                namespace: str | None = None) -> dict[str, str]:
@@ -181,19 +184,19 @@ def cases(cfg: StackConfig) -> list[Case]:
         out = {ksm("kube_pod_status_phase", namespace=ns, pod=pod, phase=state): phase_values}
         if gpus is not None:
             out[ksm("kube_pod_container_resource_requests", namespace=ns, pod=pod, container=w1.name,
-                    resource=alerts.KSM_GPU_RESOURCE, unit="integer", node="")] = gpus
+                    resource=cv.KSM_GPU_RESOURCE, unit="integer", node="")] = gpus
         else:
             out[ksm("kube_pod_container_resource_requests", namespace=ns, pod=pod, container=w1.name,
                     resource="cpu", unit="core", node="")] = "2x60"
         return out
 
     def placeholder(state: str, suffix: str, phase_values: str) -> dict[str, str]:
-        """A headroom placeholder pod (components/headroom.py) holding `podGpus` GPUs."""
+        """A headroom placeholder pod (renderers/headroom_specs.py) holding `podGpus` GPUs."""
         pod = f"gpu-headroom-7c9d8f6b5c-{suffix}"
         return {
             ksm("kube_pod_status_phase", namespace=HEADROOM_NAMESPACE, pod=pod, phase=state): phase_values,
             ksm("kube_pod_container_resource_requests", namespace=HEADROOM_NAMESPACE, pod=pod, container="pause",
-                resource=alerts.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
+                resource=cv.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
         }
 
     return [
@@ -303,12 +306,12 @@ def cases(cfg: StackConfig) -> list[Case]:
         Case(
             "KEDA scalers fail",
             {
-                series("keda_scaler_detail_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+                series("keda_scaler_detail_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                        scaledObject=w1.name, scaler="prometheusScaler", triggerIndex="0", metric="s0-prometheus",
                        type="scaledobject"): "0+2x30",
-                series("keda_scaled_object_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+                series("keda_scaled_object_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                        scaledObject=w1.name): "0+2x30",
-                series("keda_scaled_object_errors_total", job=alerts.KEDA_OPERATOR, namespace=w2.namespace,
+                series("keda_scaled_object_errors_total", job=cv.KEDA_OPERATOR, namespace=w2.namespace,
                        scaledObject=w2.name): "0+1x30",
             },
             (
@@ -321,7 +324,7 @@ def cases(cfg: StackConfig) -> list[Case]:
         ),
         Case(
             "KEDA scalers failed once, long ago",
-            {series("keda_scaler_detail_errors_total", job=alerts.KEDA_OPERATOR, namespace=w1.namespace,
+            {series("keda_scaler_detail_errors_total", job=cv.KEDA_OPERATOR, namespace=w1.namespace,
                     scaledObject=w1.name, scaler="prometheusScaler", triggerIndex="0", metric="s0-prometheus",
                     type="scaledobject"): "7x30"},
             (Check("15m", "KedaScalerErrors"),),
@@ -330,9 +333,9 @@ def cases(cfg: StackConfig) -> list[Case]:
             Check("5m", "KedaMetricsAbsent"),
             Check("15m", "KedaMetricsAbsent", (Fires({}),)),
         )),
-        Case("KEDA's operator target is down", {series("up", job=alerts.KEDA_OPERATOR, namespace="keda"): "0x30"},
+        Case("KEDA's operator target is down", {series("up", job=cv.KEDA_OPERATOR, namespace="keda"): "0x30"},
              (Check("15m", "KedaMetricsAbsent", (Fires({}),)),)),
-        Case("KEDA's operator is scraped", {series("up", job=alerts.KEDA_OPERATOR, namespace="keda"): "1x30"},
+        Case("KEDA's operator is scraped", {series("up", job=cv.KEDA_OPERATOR, namespace="keda"): "1x30"},
              (Check("15m", "KedaMetricsAbsent"),)),
         Case(
             "GPUs report XIDs",
@@ -381,17 +384,17 @@ def cases(cfg: StackConfig) -> list[Case]:
                 **w1_pod("Pending", "stuck", "1x10"),
             },
             exprs=(
-                ("5m", alerts.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.gpu_pool.gpus),)),
-                ("5m", alerts.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
-                ("5m", alerts.POOL_GPUS_ALLOCATED, (({}, 2),)),
-                ("5m", f"count({alerts.POD_GPU_PENDING})", (({}, 1),)),
-                ("5m", f'{alerts.WL_UTIL_AVG}{{workload="{w2.name}"}}',
+                ("5m", recorded.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.gpu_pool.gpus),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATED, (({}, 2),)),
+                ("5m", f"count({recorded.POD_GPU_PENDING})", (({}, 1),)),
+                ("5m", f'{recorded.WL_UTIL_AVG}{{workload="{w2.name}"}}',
                  (({"workload": w2.name, "namespace": w2.namespace},
                    sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod]) / (2 * w2.gpus_per_pod)),)),
-                ("5m", f'{alerts.WL_WANTED}{{workload="{w2.name}"}}',
+                ("5m", f'{recorded.WL_WANTED}{{workload="{w2.name}"}}',
                  (({"workload": w2.name, "namespace": w2.namespace},
                    math.ceil(sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod])
-                             / scaling.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
+                             / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
             ),
         ),
     ]
@@ -478,6 +481,7 @@ def test_every_alert_has_a_firing_and_a_quiet_case(prod: StackConfig, groups: li
     assert quiet == defined, f"alerts without a quiet case: {defined - quiet}"
 
 
+@pytest.mark.subprocess
 def test_promtool_unit_tests_pass(tmp_path: Path, prod: StackConfig, groups: list[dict[str, Any]]) -> None:
     dump_yaml({"groups": groups}, tmp_path / "rules.yaml")
     dump_yaml(promtool_tests(prod, groups), tmp_path / "tests.yaml")
@@ -487,6 +491,7 @@ def test_promtool_unit_tests_pass(tmp_path: Path, prod: StackConfig, groups: lis
 
 
 @pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.subprocess
 def test_promtool_check_rules(tmp_path: Path, stack: str) -> None:
     rules = dump_yaml({"groups": alerts.rule_groups(stack_config(stack))}, tmp_path / "rules.yaml")
     result = promtool("check", "rules", str(rules))
@@ -509,34 +514,35 @@ def test_workload_rules_follow_the_program(prod: StackConfig, groups: list[dict[
     records = [r for g in groups for r in g["rules"] if "record" in r]
     for w in prod.workloads:
         mine = {r["record"]: r["expr"] for r in records if r.get("labels", {}).get("workload") == w.name}
-        assert mine[alerts.WL_UTIL_SUM] == scaling.gpu_utilization_query(w.name, w.namespace)
-        assert f'horizontalpodautoscaler="{scaling.hpa_name(w.name)}"' in mine[alerts.WL_DESIRED]
-        threshold = scaling.format_number(scaling.threshold_value(w.target_utilization, w.gpus_per_pod))
-        assert mine[alerts.WL_WANTED].endswith(f"/ {threshold})")
+        assert mine[recorded.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
+        assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[recorded.WL_DESIRED]
+        threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
+        assert mine[recorded.WL_WANTED].endswith(f"/ {threshold})")
 
 
 def test_kube_state_metrics_allowlist_covers_every_node_label_the_rules_read(groups: list[dict[str, Any]],
                                                                              prod: StackConfig) -> None:
-    values = alerts.kube_state_metrics_values(prod)
+    values = cv.kube_state_metrics_values(prod)
     (entry,) = values["kube-state-metrics"]["metricLabelsAllowlist"]
     kind, _, keys = entry.partition("=")
     assert kind == "nodes"
-    allowed = {alerts.ksm_label_name(k) for k in keys.strip("[]").split(",")}
+    allowed = {cv.ksm_label_name(k) for k in keys.strip("[]").split(",")}
     read = {m for g in groups for r in g["rules"] for m in re.findall(r"\blabel_\w+", r["expr"])}
     assert read, "the pool rules select nodes by their labels"
     assert read <= allowed, f"labels the rules read but kube-state-metrics does not export: {read - allowed}"
 
 
 def test_ksm_label_name_matches_kube_state_metrics_sanitising() -> None:
-    assert alerts.ksm_label_name("platform.gcore-gpu/pool") == "label_platform_gcore_gpu_pool"
-    assert alerts.ksm_label_name("nvidia.com/gpu.present") == "label_nvidia_com_gpu_present"
+    assert cv.ksm_label_name("platform.gcore-gpu/pool") == "label_platform_gcore_gpu_pool"
+    assert cv.ksm_label_name("nvidia.com/gpu.present") == "label_nvidia_com_gpu_present"
 
 
+@pytest.mark.charts
 def test_keda_service_monitor_matches_the_keda_chart() -> None:
     """Selector label and port name as the KEDA chart 2.20.2 renders the operator Service."""
     values = chart_values(versions.KEDA)
-    spec = alerts.keda_service_monitor("keda")
-    assert values["operator"]["name"] == alerts.KEDA_OPERATOR
+    spec = cv.keda_service_monitor("keda")
+    assert values["operator"]["name"] == cv.KEDA_OPERATOR
     assert spec["selector"]["matchLabels"] == {"app.kubernetes.io/name": values["operator"]["name"]}
     # The chart's own ServiceMonitor targets the same port name on the same Service.
     assert spec["endpoints"][0]["port"] == values["prometheus"]["operator"]["serviceMonitor"]["port"]
@@ -564,7 +570,26 @@ def test_program_ships_these_rules(rec: Recording) -> None:
 def test_program_exports_the_pool_labels_and_scrapes_keda(rec: Recording) -> None:
     cfg = stack_config(rec.stack)
     values = rec.get("monitoring-release").inputs["values"]
-    assert _deep_subset(alerts.kube_state_metrics_values(cfg), values)
+    assert _deep_subset(cv.kube_state_metrics_values(cfg), values)
     monitors = [r for r in rec.resources if r.inputs.get("kind") == "ServiceMonitor"]
-    assert [m.inputs["spec"] for m in monitors] == [alerts.keda_service_monitor(rec.outputs["namespaces"]["keda"])]
+    assert [m.inputs["spec"] for m in monitors] == [cv.keda_service_monitor(rec.outputs["namespaces"]["keda"])]
     assert rec.get("keda-release").inputs["values"]["prometheus"]["operator"]["enabled"] is True
+
+
+def test_every_alert_has_its_runbook_file_and_every_runbook_is_rendered_whole() -> None:
+    """Runbooks are text files (renderers/runbooks/<alert>.txt): one per alert, none orphaned, every `${name}` in it
+    filled from the stack, and Prometheus' own `{{ $labels.x }}` templates kept for Alertmanager to fill."""
+    cfg = stack_config("prod")
+    groups = alerts.rule_groups(cfg)
+    files = {path.stem for path in alerts.RUNBOOKS.glob("*.txt")}
+    assert files == alerts.alert_names(groups)
+    for group in groups:
+        for rule in group["rules"]:
+            if "alert" in rule:
+                description = rule["annotations"]["description"]
+                assert "${" not in description and "\n" not in description, rule["alert"]
+    (allocatable,) = [r for g in groups for r in g["rules"] if r.get("alert") == "GpuNodeGpusNotAllocatable"]
+    text = allocatable["annotations"]["description"]
+    assert f"of GPU pool '{cfg.gpu_pool.name}'" in text and "`kubectl get node {{ $labels.node }} -o" in text
+    with pytest.raises(KeyError, match="pool_name"):
+        alerts.runbook("GpuNodeGpusNotAllocatable", {})

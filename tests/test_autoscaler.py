@@ -1,10 +1,10 @@
-"""Cluster Autoscaler flags derived from the GPU pool and the workloads (components/cluster.py)."""
+"""Cluster Autoscaler flags derived from the GPU pool and the workloads (renderers/gcore_cluster.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from components.cluster import autoscaler_config
+from renderers.gcore_cluster import autoscaler_config
 from stackconfig import load_stack_config
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}

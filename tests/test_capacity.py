@@ -1,7 +1,7 @@
 """The what-if simulator (`python -m capacity`): hand-worked cases, invariants on the shipped trace, the CLI.
 
 Hand-worked cases use the simulator's own `SimSettings` with fixed provisioning times, so every bound below
-can be worked out on paper from the delays in capacity/sim.py's docstring.
+can be worked out on paper from the delays in the docstrings of capacity/sim.py and its control loops.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 
 from capacity import config as stackfile
 from capacity.cli import main
+from capacity.hpa import SlidingExtreme
 from capacity.settings import Behavior, CronWindow, Policy, SimSettings, go_duration_seconds
-from capacity.sim import Downsampler, SlidingExtreme, simulate
+from capacity.sim import simulate
+from capacity.tally import Downsampler
 from capacity.trace import Segment, TraceError, segments, trace_start
 from stackconfig import ConfigError, WhatIfConfig, load_stack_config
 
@@ -33,7 +35,7 @@ NODE_READY, GPU_READY, POD_START = 1200, 300, 60
 
 
 def base(**kw: Any) -> SimSettings:
-    """The project's HPA behaviour (components/workload.py) and CA timings on one 8-GPU-node pool."""
+    """The project's HPA behaviour (renderers/workload_specs.py) and CA timings on one 8-GPU-node pool."""
     values: dict[str, Any] = {
         "gpus_per_node": 8,
         "min_nodes": 1,

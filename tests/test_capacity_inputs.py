@@ -128,6 +128,7 @@ def test_a_spreadsheets_byte_order_mark_is_not_part_of_the_header(tmp_path: Path
     assert list(segments(marked)) == list(segments(plain)) == [Segment(0, 60, 1.0), Segment(60, 120, 2.0)]
 
 
+@pytest.mark.subprocess
 def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
     trace = tmp_path / "t.csv"
     trace.write_bytes(b"minute,requests\n0,1\n1,\xff\n")

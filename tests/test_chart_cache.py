@@ -16,6 +16,7 @@ from stackconfig import versions
 from tests.chart_cache import chart_archive
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.charts
 
 
 @pytest.fixture
@@ -94,6 +95,7 @@ def test_a_chart_missing_from_the_cache_fails_a_test_on_every_machine(
     assert versions.KEDA.repo in message and "CHART_MIRROR=/path/to/charts bash scripts/test.sh" in message
 
 
+@pytest.mark.subprocess
 def test_the_test_command_stops_with_one_message_when_the_charts_are_nowhere(tmp_path: Path) -> None:
     """A clone without the mirror and without the charts' repositories: scripts/test.sh stops before pytest."""
     env = {**os.environ, "CHART_CACHE": str(tmp_path / "cache"), "CHART_MIRROR": str(tmp_path / "no-mirror"),

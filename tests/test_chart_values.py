@@ -1,29 +1,16 @@
-"""Chart values the program sends: the pins, and the guide's traps gone.
+"""Chart values the program sends: the guide's traps gone, and the Gcore provider pinned alike everywhere.
 
-That every key we set is one the pinned chart reads is proven on the rendered charts (tests/test_render.py:
-each values leaf changed to a sentinel must change the render), not against the default values files.
+The chart versions each stack installs are asserted with their values in tests/test_decisions.py; that every key we
+set is one the pinned chart reads is proven on the rendered charts (tests/test_render.py: each values leaf changed
+to a sentinel must change the render), not against the default values files.
 """
 
 from __future__ import annotations
 
 import yaml
 
-from components import dcgm
 from offline.engine import Recording
 from stackconfig import versions
-
-
-def test_pinned_defaults_are_the_versions_module(recordings: dict[str, Recording]) -> None:
-    rec = recordings["dev"]  # dev states no chart versions: it gets the pins
-    pinned = {
-        "gpu-operator-release": versions.GPU_OPERATOR,
-        "keda-release": versions.KEDA,
-        "monitoring-release": versions.KUBE_PROMETHEUS_STACK,
-    }
-    for name, chart in pinned.items():
-        release = rec.get(name)
-        assert release.inputs["version"] == chart.default_version
-        assert release.inputs["repositoryOpts"]["repo"] == chart.repo
 
 
 def test_gpu_operator_values_fix_the_guide(rec: Recording) -> None:
@@ -34,7 +21,6 @@ def test_gpu_operator_values_fix_the_guide(rec: Recording) -> None:
     monitor = values["dcgmExporter"]["serviceMonitor"]
     assert monitor["enabled"] is True
     assert monitor["honorLabels"] is True, "otherwise the workload's pod label arrives as exported_pod"
-    assert monitor == dcgm.service_monitor_values()
     # The operands must tolerate the pool's taints or no GPU is ever advertised.
     tolerated = {(t["key"], t["effect"]) for t in values["daemonsets"]["tolerations"]}
     cluster = next(r for r in rec.resources if r.type == "gcore:index/k8sv2:K8sv2")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -123,6 +124,19 @@ def test_bad_value_is_refused_with_key_value_and_fix(changes: dict[str, Any], ex
     assert "Fix:" in message
 
 
+def test_no_workload_may_use_a_namespace_the_platform_creates(recordings: dict[str, Recording]) -> None:
+    """A workload namespace is created by WorkloadNamespaces: one the platform creates too would be a second
+    Namespace of the same name (with its own Pod Security level), which the cluster refuses mid-`pulumi up`."""
+    for rec in recordings.values():
+        workload_namespaces = set(rec.outputs["namespaces"]["workloads"])
+        platform = {ns.inputs["metadata"]["name"] for ns in rec.of_type("kubernetes:core/v1:Namespace")}
+        platform -= workload_namespaces
+        assert {"gpu-operator", "keda", "monitoring", "node-exporter"} <= platform
+        for namespace in sorted(platform):
+            message = problems(config(**{"workloads.0.namespace": namespace}))
+            assert f"workloads[0].namespace: '{namespace}'" in message, message
+
+
 def test_kubernetes_1_36_is_refused_with_the_default_keda() -> None:
     message = problems(config(**{"cluster.version": "v1.36.1"}))
     assert "charts.keda" in message and "not v1.36.1" in message
@@ -180,7 +194,7 @@ def test_autoscaler_values_are_quoted_strings() -> None:
     assert cfg.cluster.autoscaler == {"scale-down-enabled": "true", "max-empty-bulk-delete": "10"}
 
 
-def test_bad_stack_config_registers_nothing(record) -> None:  # noqa: ANN001
+def test_bad_stack_config_registers_nothing(record: Callable[..., Recording]) -> None:
     seen = Recording("dev")
     with pytest.raises(ConfigError) as exc:
         record("dev", into=seen, gpuPool={"minNodes": 2, "maxNodes": 2})
@@ -188,6 +202,6 @@ def test_bad_stack_config_registers_nothing(record) -> None:  # noqa: ANN001
     assert seen.resources == []
 
 
-def test_unknown_project_key_in_stack_file_is_refused(record) -> None:  # noqa: ANN001
+def test_unknown_project_key_in_stack_file_is_refused(record: Callable[..., Recording]) -> None:
     with pytest.raises(ConfigError, match="workload.*did you mean 'workloads'"):
         record("dev", workload=[])

@@ -5,14 +5,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from stackconfig import ConfigError, GpuPoolConfig, load_stack_config
+from offline.engine import Recording
+from stackconfig import ConfigError, GpuPoolConfig, check_config, load_stack_config
 from stackconfig.__main__ import main as stackconfig_main
-from stackconfig.check import check_config
 from stackconfig.flavors import GPU_FLAVORS, gpus_of
 from stackconfig.packing import pack
 from stackconfig.stackfile import StackFileError, read_stack_file
@@ -76,6 +77,7 @@ def test_valid_stack_files_of_the_repository_exit_0(capsys: pytest.CaptureFixtur
         assert stackconfig_main([stack, "--dir", str(ROOT)]) == 0, capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_cli_runs_as_a_module_without_traceback(tmp_path: Path) -> None:
     project(tmp_path, GOOD_STACK + "  gpu-autoscaling:cluster:\n    name: again\n")
     result = subprocess.run([sys.executable, "-m", "stackconfig", "dev", "--dir", str(tmp_path)], cwd=ROOT,
@@ -94,7 +96,7 @@ def test_the_engine_and_the_program_read_stack_files_strictly(tmp_path: Path) ->
     assert read_stack_file(good).config["gpu-autoscaling:cluster"]["name"] == "gpu-dev"
 
 
-def test_a_bad_stack_file_reaches_pulumi_as_a_run_error(record) -> None:  # noqa: ANN001
+def test_a_bad_stack_file_reaches_pulumi_as_a_run_error(record: Callable[..., Recording]) -> None:
     """The language host prints a RunError's message without a traceback; tests still see a ConfigError."""
     import pulumi
 
@@ -117,7 +119,7 @@ def test_a_misspelled_project_namespace_is_refused_with_a_suggestion(
     assert "gcore:" not in err.split("Fix:")[0].split("gpu-autoscalling:gpuPool")[0]
 
 
-def test_provider_namespaces_are_fine_and_the_engine_config_is_checked_too(record) -> None:  # noqa: ANN001
+def test_provider_namespaces_are_fine_and_the_engine_config_is_checked_too(record: Callable[..., Recording]) -> None:
     check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gcore:apiEndpoint": "https://api.gcore.com",
                   "kubernetes:enableServerSideApply": "true", "pulumi:tags": "{}"}, "gpu-autoscaling")
     with pytest.raises(ConfigError, match="did you mean 'gpu-autoscaling:gpuPool'"):
@@ -286,6 +288,8 @@ def test_the_program_reads_its_stack_file_strictly_before_its_config(
 
     The engine's own strict reader is replaced by a lenient one here, so only the program can catch the duplicate.
     """
+    import json
+
     import pulumi
     import yaml
 
@@ -295,8 +299,12 @@ def test_the_program_reads_its_stack_file_strictly_before_its_config(
     twice = "  gpu-autoscaling:protect: false\n  gpu-autoscaling:protect: true\n"
     stack = (ROOT / "Pulumi.dev.yaml").read_text() + twice
     project(tmp_path, stack)
-    monkeypatch.setattr(engine, "_read_stack_config",
-                        lambda path: yaml.safe_load(path.read_text())["config"])  # last one wins, silently
+
+    def lenient(stack: str, project_dir: Path) -> tuple[str, dict[str, str], list[str]]:
+        config = yaml.safe_load((project_dir / f"Pulumi.{stack}.yaml").read_text())["config"]  # last one wins
+        return "gpu-autoscaling", {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, []
+
+    monkeypatch.setattr(engine, "load_config", lenient)
     seen = engine.Recording("dev")
     with pytest.raises(pulumi.RunError) as exc:
         engine.record_program(tmp_path, "dev", into=seen)

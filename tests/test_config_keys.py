@@ -1,16 +1,18 @@
-"""No config key that does nothing: every key of the config model changes the recorded plan.
+"""No config key that does nothing, and none that lands in the wrong place: each key changes what it is for.
 
-The keys are walked from the pydantic models (stackconfig/model.py), so a new key without an entry here fails
+The keys are walked from the pydantic models (stackconfig/stack.py), so a new key without an entry here fails
 `test_every_config_key_is_covered`. Each entry gives a context (project keys set on top of the dev stack, to
-reach the case where the key matters) and the change of that one key to another valid value; the plan of the
-changed stack (offline/plan.py `build_plan`, what a reviewer diffs) must differ from the plan of the context in
-its resources, not only in its outputs. Keys that by design change only what validation accepts are listed in
-VALIDATION_ONLY with the reason.
+reach the case where the key matters) and the change of that one key to another valid value; WHERE names the
+paths of the plan (offline/plan.py `build_plan`, what a reviewer diffs) that change must reach, e.g.
+`gpu-dev-cluster.inputs.pools[gpu].maxNodeCount` for `gpuPool.maxNodes`: a key wired to the wrong input, or to
+none, fails. Keys whose effect is inside a secret are compared on what the engine receives. Keys that by design
+change only what validation accepts are listed in VALIDATION_ONLY with the reason.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import types
 import typing
 from collections.abc import Iterator
@@ -22,10 +24,10 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from delivery.render import unwrap
 from offline.engine import ROOT, placeholder_secrets, record_stack
 from offline.plan import build_plan
-from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import StackConfig
+from stackconfig import ConfigError, StackConfig, load_stack_config
 
 DEV = yaml.safe_load(Path(ROOT / "Pulumi.dev.yaml").read_text())["config"]
 PROJECT = "gpu-autoscaling"
@@ -222,6 +224,188 @@ CHANGES: dict[str, Change] = {
     "alerting.heartbeat.interval": Change({"alerting.heartbeat.interval": "5m"}, RECEIVERS),
 }
 
+#: Where each key must reach: `<resource>.inputs.<path>` in the plan (secrets included, for the keys in
+#: INSIDE_SECRETS); list items by name where they have one, `:` into a document held in a string.
+CLUSTER = "gpu-dev-cluster.inputs"
+POD = "inference-deployment.inputs.spec.template.spec"
+CONTAINER = f"{POD}.containers[inference]"
+SCALED = "inference-scaledobject.inputs.spec"
+ALERTMANAGER = "monitoring-alertmanager-config.inputs.stringData.alertmanager.yaml:"
+RULES = "monitoring-gpu-rules.inputs.spec.groups[gpu-platform.rules].rules"
+ALERTS = "monitoring-gpu-rules.inputs.spec.groups[gpu-platform.alerts].rules"
+DASHBOARD = "monitoring-dashboard-gpu-autoscaling.inputs.data.gpu-autoscaling.json:"
+HEADROOM = "headroom-scaledobject.inputs.spec"
+REGISTRY = "inference-registry-secret.inputs.stringData..dockerconfigjson:auths"
+WHERE: dict[str, tuple[str, ...]] = {
+    "alerting.heartbeat": (f"{ALERTMANAGER}receivers[heartbeat]", f"{ALERTMANAGER}route.routes[0].receiver",),
+    "alerting.heartbeat.interval": (f"{ALERTMANAGER}route.routes[0].repeat_interval",),
+    "alerting.heartbeat.urlSecret": (f"{ALERTMANAGER}receivers[heartbeat].webhook_configs[0].url",),
+    "alerting.pagerduty": (f"{ALERTMANAGER}receivers[critical].pagerduty_configs",),
+    "alerting.pagerduty.routingKeySecret": (f"{ALERTMANAGER}receivers[critical].pagerduty_configs[0].routing_key",),
+    "alerting.slack": (
+        f"{ALERTMANAGER}receivers[critical].slack_configs",
+        f"{ALERTMANAGER}receivers[warning].slack_configs",
+    ),
+    "alerting.slack.channel": (f"{ALERTMANAGER}receivers[warning].slack_configs[0].channel",),
+    "alerting.slack.webhookUrlSecret": (f"{ALERTMANAGER}receivers[warning].slack_configs[0].api_url",),
+    "alerting.webhook": (
+        "monitoring-alertmanager-config",
+        "monitoring-release.inputs.values.alertmanager.alertmanagerSpec",
+    ),
+    "alerting.webhook.urlSecret": (f"{ALERTMANAGER}receivers[warning].webhook_configs[0].url",),
+    "charts.gpuOperator": ("gpu-operator-release.inputs.version",),
+    "charts.keda": ("keda-release.inputs.version",),
+    "charts.kubePrometheusStack": ("monitoring-release.inputs.version",),
+    "cluster.autoscaler": (f"{CLUSTER}.autoscalerConfig.scan-interval",),
+    "cluster.cni": (f"{CLUSTER}.cni.provider",),
+    "cluster.keypair": (f"{CLUSTER}.keypair",),
+    "cluster.name": ("gpu-dev2-cluster", "gpu-dev2-provider",),
+    "cluster.network": (f"{CLUSTER}.fixedNetwork",),
+    "cluster.projectId": (f"{CLUSTER}.projectId",),
+    "cluster.projectName": (f"{CLUSTER}.projectName",),
+    "cluster.regionId": (f"{CLUSTER}.regionId",),
+    "cluster.regionName": (f"{CLUSTER}.regionName",),
+    "cluster.subnet": (f"{CLUSTER}.fixedSubnet",),
+    "cluster.version": (f"{CLUSTER}.version",),
+    "gpuPool.flavor": (f"{CLUSTER}.pools[gpu].flavorId",),
+    "gpuPool.gpusPerNode": (f"{RULES}[gpu_pool:gpus_provisioned:sum].expr",),
+    "gpuPool.headroom": ("headroom-deployment", f"{CLUSTER}.autoscalerConfig.expendable-pods-priority-cutoff",),
+    "gpuPool.headroom.gpus": ("headroom-deployment.inputs.spec.replicas",),
+    "gpuPool.headroom.podGpus": (
+        "headroom-deployment.inputs.spec.template.spec.containers[pause].resources.limits.nvidia.com/gpu",
+    ),
+    "gpuPool.headroom.schedules[].end": (f"{HEADROOM}.triggers[schedule-0].metadata.end",),
+    "gpuPool.headroom.schedules[].minReplicas": (
+        f"{HEADROOM}.triggers[schedule-0].metadata.desiredReplicas",
+        f"{HEADROOM}.maxReplicaCount",
+    ),
+    "gpuPool.headroom.schedules[].start": (f"{HEADROOM}.triggers[schedule-0].metadata.start",),
+    "gpuPool.headroom.schedules[].timezone": (f"{HEADROOM}.triggers[schedule-0].metadata.timezone",),
+    "gpuPool.labels": (
+        f"{CLUSTER}.pools[gpu].labels.team",
+        f"{POD}.nodeSelector.team",
+        "monitoring-release.inputs.values.kube-state-metrics.metricLabelsAllowlist[0]",
+    ),
+    "gpuPool.maxNodes": (f"{CLUSTER}.pools[gpu].maxNodeCount", f"{RULES}[gpu_pool:nodes_max:value].expr",),
+    "gpuPool.minNodes": (f"{CLUSTER}.pools[gpu].minNodeCount", f"{RULES}[gpu_pool:nodes_min:value].expr",),
+    "gpuPool.name": (f"{CLUSTER}.pools[gpu2]",),
+    "gpuPool.pricePerGpuHour": (f"{DASHBOARD}templating.list[gpu_hour_price].query",),
+    "gpuPool.provisionMinutes": (
+        f"{CLUSTER}.autoscalerConfig.max-node-provision-time",
+        f"{CLUSTER}.timeouts.update",
+        "inference-deployment.options.customTimeouts.create",
+        f"{ALERTS}[GpuPodPendingTooLong].for",
+    ),
+    "gpuPool.publicIpv4": (f"{CLUSTER}.pools[gpu].isPublicIpv4",),
+    "gpuPool.taints": (
+        f"{CLUSTER}.pools[gpu].taints.nvidia.com/gpu",
+        f"{POD}.tolerations[0].effect",
+        "gpu-operator-release.inputs.values.daemonsets.tolerations[1].effect",
+    ),
+    "monitoring.retention": ("monitoring-release.inputs.values.prometheus.prometheusSpec.retention",),
+    "monitoring.storageClass": (
+        "monitoring-release.inputs.values.prometheus.prometheusSpec.storageSpec.volumeClaimTemplate.spec.storageClassName",
+    ),
+    "monitoring.storageSize": ("monitoring-release.inputs.values.prometheus.prometheusSpec.storageSpec",),
+    "protect": ("gpu-dev-cluster.options.protect",),
+    "systemPool.bootVolumeSize": (f"{CLUSTER}.pools[system].bootVolumeSize",),
+    "systemPool.bootVolumeType": (f"{CLUSTER}.pools[system].bootVolumeType",),
+    "systemPool.enabled": (f"{CLUSTER}.pools[system]",),
+    "systemPool.flavor": (f"{CLUSTER}.pools[system].flavorId",),
+    "systemPool.maxNodes": (f"{CLUSTER}.pools[system].maxNodeCount",),
+    "systemPool.minNodes": (f"{CLUSTER}.pools[system].minNodeCount",),
+    "systemPool.name": (f"{CLUSTER}.pools[sys]",),
+    "systemPool.servergroupPolicy": (f"{CLUSTER}.pools[system].servergroupPolicy",),
+    "workloads[].args": (f"{CONTAINER}.args",),
+    "workloads[].command": (f"{CONTAINER}.command[0]",),
+    "workloads[].cooldownPeriod": (f"{SCALED}.cooldownPeriod", f"{CLUSTER}.autoscalerConfig.scale-down-unneeded-time",),
+    "workloads[].env": (f"{CONTAINER}.env",),
+    "workloads[].fallbackFailureThreshold": (f"{SCALED}.fallback.failureThreshold",),
+    "workloads[].fallbackReplicas": (f"{SCALED}.fallback.replicas",),
+    "workloads[].gpusPerPod": (
+        f"{CONTAINER}.resources.limits.nvidia.com/gpu",
+        f"{SCALED}.triggers[gpu-utilization].metadata.threshold",
+    ),
+    "workloads[].image": (f"{CONTAINER}.image",),
+    "workloads[].imagePullSecret": ("inference-registry-secret", f"{POD}.imagePullSecrets",),
+    "workloads[].imagePullSecret.passwordSecret": (f"{REGISTRY}.registry.example.com.password",),
+    "workloads[].imagePullSecret.server": (f"{REGISTRY}.registry.example.org",),
+    "workloads[].imagePullSecret.username": (f"{REGISTRY}.registry.example.com.username",),
+    "workloads[].maxReplicas": (f"{SCALED}.maxReplicaCount",),
+    "workloads[].metrics": ("inference-podmonitor",),
+    "workloads[].metrics.interval": ("inference-podmonitor.inputs.spec.podMetricsEndpoints[0].interval",),
+    "workloads[].metrics.path": ("inference-podmonitor.inputs.spec.podMetricsEndpoints[0].path",),
+    "workloads[].metrics.port": ("inference-podmonitor.inputs.spec.podMetricsEndpoints[0].port",),
+    "workloads[].minReplicas": (f"{SCALED}.minReplicaCount",),
+    "workloads[].modelCache": (
+        f"{POD}.volumes",
+        f"{CONTAINER}.volumeMounts",
+        "workloads-gpu-workloads.inputs.metadata.labels.pod-security.kubernetes.io/enforce",
+    ),
+    "workloads[].modelCache.claimName": (f"{POD}.volumes[model-cache].persistentVolumeClaim.claimName",),
+    "workloads[].modelCache.hostPath": (f"{POD}.volumes[model-cache].hostPath.path",),
+    "workloads[].modelCache.mountPath": (
+        f"{CONTAINER}.volumeMounts[model-cache].mountPath",
+        f"{CONTAINER}.env[HF_HOME].value",
+    ),
+    "workloads[].modelCache.path": (f"{POD}.volumes[model-cache].nfs.path",),
+    "workloads[].modelCache.readOnly": (
+        f"{CONTAINER}.volumeMounts[model-cache].readOnly",
+        f"{POD}.volumes[model-cache].nfs.readOnly",
+    ),
+    "workloads[].modelCache.server": (f"{POD}.volumes[model-cache].nfs.server",),
+    "workloads[].modelCache.type": (f"{POD}.volumes[model-cache].persistentVolumeClaim",),
+    "workloads[].name": ("chat-deployment", "chat-scaledobject",),
+    "workloads[].namespace": (
+        "inference-deployment.inputs.metadata.namespace",
+        f"{SCALED}.triggers[gpu-utilization].metadata.query",
+    ),
+    "workloads[].pollingInterval": (f"{SCALED}.pollingInterval",),
+    "workloads[].ports[].name": (f"{CONTAINER}.ports[web]", "inference-service.inputs.spec.ports[web]",),
+    "workloads[].ports[].port": (
+        f"{CONTAINER}.ports[http].containerPort",
+        "inference-service.inputs.spec.ports[http].port",
+    ),
+    "workloads[].probes": (f"{CONTAINER}.startupProbe", f"{CONTAINER}.readinessProbe", f"{CONTAINER}.livenessProbe",),
+    "workloads[].probes.failureThreshold": (
+        f"{CONTAINER}.readinessProbe.failureThreshold",
+        f"{CONTAINER}.livenessProbe.failureThreshold",
+    ),
+    "workloads[].probes.path": (f"{CONTAINER}.readinessProbe.httpGet.path", f"{CONTAINER}.livenessProbe.httpGet.path",),
+    "workloads[].probes.periodSeconds": (
+        f"{CONTAINER}.readinessProbe.periodSeconds",
+        f"{CONTAINER}.startupProbe.periodSeconds",
+    ),
+    "workloads[].probes.port": (f"{CONTAINER}.startupProbe.httpGet.port", f"{CONTAINER}.readinessProbe.httpGet.port",),
+    "workloads[].probes.startupMinutes": (f"{CONTAINER}.startupProbe.failureThreshold",),
+    "workloads[].requests.cpu": (f"{CONTAINER}.resources.requests.cpu",),
+    "workloads[].requests.memory": (f"{CONTAINER}.resources.requests.memory",),
+    "workloads[].scaleDownStabilizationSeconds": (
+        f"{SCALED}.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds",
+        f"{CLUSTER}.autoscalerConfig.scale-down-unneeded-time",
+    ),
+    "workloads[].schedules[].end": (f"{SCALED}.triggers[schedule-0].metadata.end",),
+    "workloads[].schedules[].minReplicas": (f"{SCALED}.triggers[schedule-0].metadata.desiredReplicas",),
+    "workloads[].schedules[].start": (f"{SCALED}.triggers[schedule-0].metadata.start",),
+    "workloads[].schedules[].timezone": (f"{SCALED}.triggers[schedule-0].metadata.timezone",),
+    "workloads[].secretEnv": ("inference-env-secret", f"{CONTAINER}.env",),
+    "workloads[].shmSize": (f"{POD}.volumes", f"{CONTAINER}.volumeMounts",),
+    "workloads[].targetUtilization": (
+        f"{SCALED}.triggers[gpu-utilization].metadata.threshold",
+        f"{RULES}[workload:gpu_utilization_target:percent].expr",
+    ),
+    "workloads[].terminationGracePeriodSeconds": (f"{POD}.terminationGracePeriodSeconds",),
+    "workloads[].triggers[].metric": (f"{SCALED}.triggers[waiting].metadata.query",),
+    "workloads[].triggers[].name": (f"{SCALED}.triggers[queue]",),
+    "workloads[].triggers[].threshold": (f"{SCALED}.triggers[waiting].metadata.threshold",),
+    "workloads[].triggers[].window": (f"{SCALED}.triggers[waiting].metadata.query",),
+    "workloads[].wakeTrigger": (f"{SCALED}.triggers[demand]",),
+    "workloads[].wakeTrigger.activationThreshold": (f"{SCALED}.triggers[demand].metadata.activationThreshold",),
+    "workloads[].wakeTrigger.query": (f"{SCALED}.triggers[demand].metadata.query",),
+    "workloads[].wakeTrigger.threshold": (f"{SCALED}.triggers[demand].metadata.threshold",),
+}
+
+
 #: Keys whose whole effect is inside a secret (the Alertmanager configuration, a registry credential): the plan
 #: redacts secrets, so for these the engine's unredacted inputs are compared, with a distinct value per secret key.
 INSIDE_SECRETS = {
@@ -280,26 +464,92 @@ def test_every_config_key_is_covered() -> None:
         "a config key without an entry in CHANGES (or VALIDATION_ONLY with a reason): "
         f"{sorted(set(keys) ^ (set(CHANGES) | set(VALIDATION_ONLY)))}"
     )
+    assert set(WHERE) == set(CHANGES), "every key in CHANGES says in WHERE what it must change"
+
+
+#: Keys that name the items of a list (a container, a trigger, a rule, a Grafana panel): paths use them.
+ITEM_NAMES = ("name", "alert", "record", "title")
+
+
+def _named(items: list[Any]) -> dict[str, Any] | None:
+    """The list's items by their name, if every item has one and no two share it (a title names panels only)."""
+    for key in ITEM_NAMES:
+        if items and all(isinstance(i, dict) and isinstance(i.get(key), str) and (key != "title" or "gridPos" in i)
+                         for i in items):
+            names = [i[key] for i in items]
+            if len(set(names)) == len(names):
+                return dict(zip(names, items, strict=True))
+    return None
+
+
+def _document(text: str) -> Any:
+    """A JSON or YAML document inside a string value (a dashboard, an Alertmanager configuration), else None."""
+    if text.startswith(("{", "[")):
+        return json.loads(text)
+    if "\n" in text:
+        return yaml.safe_load(text)
+    return None
+
+
+def changed_paths(before: Any, after: Any, prefix: str = "") -> set[str]:
+    """Where two plans (or two sets of engine inputs) differ: `<resource>.inputs.<key>[<item>]...` of every
+    changed leaf. List items are named by ITEM_NAMES where they have them, else by index; a document inside a
+    string is entered after a `:`; a value that appears or disappears is one path."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: set[str] = set()
+        for key in before.keys() | after.keys():
+            where = f"{prefix}.{key}" if prefix and not prefix.endswith(":") else f"{prefix}{key}"
+            if key not in before or key not in after:
+                out.add(where)
+            else:
+                out |= changed_paths(before[key], after[key], where)
+        return out
+    if isinstance(before, list) and isinstance(after, list):
+        named_before, named_after = _named(before), _named(after)
+        if named_before is not None and named_after is not None:
+            return {
+                path for name in named_before.keys() | named_after.keys()
+                for path in (changed_paths(named_before[name], named_after[name], f"{prefix}[{name}]")
+                             if name in named_before and name in named_after else {f"{prefix}[{name}]"})
+            }
+        if len(before) == len(after):
+            return {p for i, (b, a) in enumerate(zip(before, after, strict=True))
+                    for p in changed_paths(b, a, f"{prefix}[{i}]")}
+    if isinstance(before, str) and isinstance(after, str) and before != after:
+        inner_before, inner_after = _document(before), _document(after)
+        if isinstance(inner_before, dict | list) and isinstance(inner_after, dict | list):
+            return changed_paths(inner_before, inner_after, f"{prefix}:")
+    return set() if before == after else {prefix}
+
+
+def by_name(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    return {r["name"]: {k: v for k, v in r.items() if k != "name"} for r in resources}
+
+
+def paths_changed_by(key: str) -> set[str]:
+    change = CHANGES[key]
+    if key in INSIDE_SECRETS:
+        return changed_paths(engine_inputs(change.context), engine_inputs({**change.context, **change.change}))
+    before = base_resources(change.context)
+    after = plan_resources({**change.context, **change.change})
+    return changed_paths(by_name(before), by_name(after))
 
 
 @pytest.mark.parametrize("key", sorted(CHANGES))
-def test_changing_a_key_changes_the_plan(key: str) -> None:
-    change = CHANGES[key]
-    if key in INSIDE_SECRETS:
-        before, after = engine_inputs(change.context), engine_inputs({**change.context, **change.change})
-        assert after != before, f"{key}: {change.change} changed nothing the engine receives, secrets included"
-        return
-    before = base_resources(change.context)
-    after = plan_resources({**change.context, **change.change})
-    assert after != before, f"{key}: {change.change} left every resource of the plan unchanged"
+def test_changing_a_key_changes_the_plan_where_it_should(key: str) -> None:
+    """Each key reaches the resource input it is for: a key routed to the wrong field, or to none, fails here."""
+    changed = paths_changed_by(key)
+    assert changed, f"{key}: {CHANGES[key].change} changed nothing the engine receives"
+    missing = [p for p in WHERE[key] if p not in changed]
+    assert not missing, f"{key}: {missing} did not change; what changed: {sorted(changed)[:12]}"
 
 
-def engine_inputs(paths: dict[str, Any]) -> list[tuple[str, str, Any]]:
+def engine_inputs(paths: dict[str, Any]) -> dict[str, Any]:
     """Every resource's inputs as the engine receives them, secret values included (each its own value)."""
     overrides = project_keys(paths)
     load_stack_config(overrides)
     secrets = {key: f"value-of-{key}" for key in placeholder_secrets("dev", overrides)}
-    return [(r.type, r.name, r.inputs) for r in record_stack("dev", overrides, secrets=secrets).resources]
+    return {r.name: {"inputs": unwrap(r.inputs)} for r in record_stack("dev", overrides, secrets=secrets).resources}
 
 
 def test_the_removed_autohealing_key_is_refused_with_the_reason() -> None:

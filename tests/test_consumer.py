@@ -232,6 +232,7 @@ def test_sharing_the_pool_beyond_its_capacity_is_a_warning(
 # The project finds the platform's code by itself
 
 
+@pytest.mark.subprocess
 def test_the_program_imports_the_platform_code_from_the_repository_root(platform: ReferencedStack) -> None:
     """`python -I`: neither the working directory nor PYTHONPATH is on sys.path, only what __main__.py adds."""
     script = f"""

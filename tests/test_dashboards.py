@@ -2,7 +2,7 @@
 
 Every panel query (Grafana variables replaced by sample values) goes through `promtool check rules` as
 a recording rule, so a query Prometheus would reject fails here rather than as an empty panel; every
-recorded series a panel reads must be one components/alerts.py records.
+recorded series a panel reads must be one renderers/rule_groups.py records.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from components import alerts, dashboards, monitoring
 from offline.engine import Recording
+from renderers import chart_values as cv
+from renderers import dashboards
+from renderers import rule_groups as alerts
 from stackconfig import StackConfig, versions
 from tests.chart_cache import chart_values
 from tests.conftest import STACKS
@@ -92,6 +94,7 @@ def test_panels_use_the_datasource_variable(cfg: StackConfig) -> None:
                 assert used.startswith("__") or used in variables, f"{used} is not a dashboard variable"
 
 
+@pytest.mark.subprocess
 def test_every_query_parses(tmp_path: Path, cfg: StackConfig) -> None:
     rules = [
         {"record": f"dashboard:query_{i}:check", "expr": substitute(expr)}
@@ -103,6 +106,7 @@ def test_every_query_parses(tmp_path: Path, cfg: StackConfig) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.subprocess
 def test_a_broken_query_is_caught(tmp_path: Path) -> None:
     """The parse check itself can fail: promtool rejects an expression with a dangling operator."""
     path = dump_yaml({"groups": [{"name": "g", "rules": [{"record": "x:y:z", "expr": "sum(up) /"}]}]},
@@ -123,21 +127,24 @@ def test_panels_read_only_recorded_series(cfg: StackConfig) -> None:
 def test_alert_table_lists_every_alert(cfg: StackConfig) -> None:
     board = dashboards.dashboards(cfg)["gpu-health.json"]
     (table,) = [p for p in panels(board) if p["type"] == "table"]
-    listed = set(re.search(r'alertname=~"([^"]+)"', table["targets"][0]["expr"]).group(1).split("|"))
+    match = re.search(r'alertname=~"([^"]+)"', table["targets"][0]["expr"])
+    assert match is not None
+    listed = set(match.group(1).split("|"))
     assert listed == alerts.alert_names(alerts.rule_groups(cfg))
 
 
+@pytest.mark.charts
 def test_sidecar_label_is_the_charts_default() -> None:
     """The ConfigMap label the Monitoring component uses is the one kube-prometheus-stack's sidecar watches."""
     values = chart_values(versions.KUBE_PROMETHEUS_STACK)
     sidecar = values["grafana"]["sidecar"]["dashboards"]
     assert sidecar["enabled"] is True
-    assert (sidecar["label"], sidecar["labelValue"]) == monitoring.DASHBOARD_LABEL
+    assert (sidecar["label"], sidecar["labelValue"]) == cv.DASHBOARD_LABEL
 
 
 def test_program_ships_these_dashboards(rec: Recording) -> None:
     """One ConfigMap per dashboard, labelled for the sidecar, holding exactly the generated JSON."""
-    label, value = monitoring.DASHBOARD_LABEL
+    label, value = cv.DASHBOARD_LABEL
     maps = [r for r in rec.of_type("kubernetes:core/v1:ConfigMap")
             if r.inputs.get("metadata", {}).get("labels", {}).get(label) == value]
     shipped = {name: json.loads(body) for m in maps for name, body in m.inputs["data"].items()}

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from components import scaling
+from capacity.hpa import Hpa
+from capacity.settings import Behavior, SimSettings
+from capacity.state import ClusterState
 from offline.engine import Recording, Secret
 from stackconfig import ConfigError, load_stack_config
 
@@ -83,25 +85,43 @@ def test_the_query_counts_each_gpu_once_clamped_over_one_minute(rec: Recording) 
         assert spec_of(rec, name, "scaledobject")["triggers"][0]["metadata"]["query"] == expected
 
 
+def replicas_under(behavior: dict[str, Any], loads: list[tuple[float, float]], start: int, syncs: int,
+                   threshold: float = 60.0) -> list[int]:
+    """Replicas after each of the HPA's 15 s syncs, the load (the query's sum) changing at the given times, with the
+    rendered `behavior`, played by the what-if's HPA (capacity/hpa.py: stabilisation windows, rate policies)."""
+    settings = SimSettings(
+        gpus_per_node=8, min_nodes=1, max_nodes=100, gpus_per_pod=1, min_replicas=1, max_replicas=100,
+        threshold=threshold, scale_up=Behavior.parse(behavior["scaleUp"]),
+        scale_down=Behavior.parse(behavior["scaleDown"]),
+    )
+    state = ClusterState(settings)
+    state.scale_to(start)
+    hpa = Hpa(state, cron_min=lambda t: 0)
+    out = []
+    for step in range(syncs):
+        t = float(step * settings.hpa_sync)
+        state.window.clear()
+        state.window.append(next(total for since, total in reversed(loads) if since <= t))
+        hpa.sync(t)
+        out.append(len(state.workload))
+    return out
+
+
 def test_hpa_scales_up_like_the_default_and_down_one_pod_per_minute(rec: Recording) -> None:
-    """README: +100 % or +4 pods per 15 s up; one pod per minute down after scaleDownStabilizationSeconds."""
+    """README: up by the larger of +100 % and +4 pods per 15 s; down one pod per minute, and only after
+    `scaleDownStabilizationSeconds` of lower recommendations (GPU pods start slowly)."""
     for name, (_, stabilization) in WORKLOADS[rec.stack].items():
         hpa = spec_of(rec, name, "scaledobject")["advanced"]["horizontalPodAutoscalerConfig"]
-        assert hpa["name"] == scaling.hpa_name(name)
-        assert hpa["behavior"] == {
-            "scaleDown": {
-                "stabilizationWindowSeconds": stabilization,
-                "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
-            },
-            "scaleUp": {
-                "stabilizationWindowSeconds": 0,
-                "policies": [
-                    {"type": "Percent", "value": 100, "periodSeconds": 15},
-                    {"type": "Pods", "value": 4, "periodSeconds": 15},
-                ],
-                "selectPolicy": "Max",
-            },
-        }
+        assert hpa["name"] == f"keda-hpa-{name}"
+        # Ten times the target from 2 replicas: 2 -> 6 (+4 beats +100 %) -> 12 (+100 %) -> 20 (wanted).
+        assert replicas_under(hpa["behavior"], [(0, 60.0 * 20)], start=2, syncs=4) == [6, 12, 20, 20]
+        # The load falls to one replica's worth after the first sync: 20 are held until the high recommendation
+        # leaves the stabilisation window (at t = stabilization), then one pod goes per minute.
+        window = stabilization // 15
+        down = replicas_under(hpa["behavior"], [(0, 60.0 * 20), (15, 60.0)], start=20, syncs=window + 10)
+        held, after = down[:window], down[window:]
+        assert set(held) == {20}, f"{name}: scaled in within its {stabilization} s window"
+        assert after == [19, 19, 19, 19, 18, 18, 18, 18, 17, 17], f"{name}: {after}"
 
 
 def test_fallback_holds_and_never_shrinks(rec: Recording) -> None:

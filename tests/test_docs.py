@@ -99,6 +99,8 @@ def test_the_docs_have_runnable_commands() -> None:
 
 
 @pytest.mark.parametrize(("where", "body"), RUNNABLE, ids=[w for w, _ in RUNNABLE])
+@pytest.mark.subprocess
+@pytest.mark.charts
 def test_runnable_block_runs_as_written(where: str, body: str) -> None:
     venv = Path(sys.prefix)
     assert (ROOT / ".venv").resolve() == venv.resolve(), (

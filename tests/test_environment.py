@@ -27,7 +27,7 @@ def ranges(name: str) -> list[Requirement]:
 
 
 def pins(name: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for line in (ROOT / name).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line or line == "sdks/gcore":

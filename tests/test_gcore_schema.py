@@ -28,7 +28,9 @@ PULUMI = json.loads((FIXTURES / f"pulumi-schema-v{versions.GCORE_PROVIDER_VERSIO
 TERRAFORM = json.loads((FIXTURES / f"terraform-schema-v{versions.GCORE_PROVIDER_VERSION}.json").read_text())
 K8SV2 = "gcore:index/k8sv2:K8sv2"
 KUBECONFIG = "gcore:index/getK8sv2Kubeconfig:getK8sv2Kubeconfig"
-JSON_TYPES = {"string": str, "number": (int, float), "integer": int, "boolean": bool}
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "number": (int, float), "integer": int, "boolean": bool,
+}
 
 
 def camel(name: str) -> str:

@@ -54,7 +54,7 @@ class GcoreMocks(pulumi.runtime.Mocks):
             return state.get("name", args.name), state
         return f"{args.name}-id", state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]  # Pulumi takes a dict too
         if args.token == INVOKE_TOKEN:
             return {
                 **args.args,

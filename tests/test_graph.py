@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from components import scaling
 from offline.engine import RecordedResource, Recording, Secret
+from renderers import promql
 from tests.conftest import cluster_name
 
 COMPONENT_PREFIX = "gpu-platform:"
@@ -166,7 +166,7 @@ def test_scaled_object_trigger_reads_the_real_prometheus_and_only_this_workload(
         assert trigger["type"] == "prometheus" and trigger["metricType"] == "AverageValue"
         assert meta["serverAddress"] == url
         assert f'namespace="{namespace}"' in meta["query"]
-        assert f'pod=~"{scaling.pod_name_regex(name)}"' in meta["query"]
+        assert f'pod=~"{promql.pod_name_regex(name)}"' in meta["query"]
         assert "exported_pod" not in meta["query"]
         assert "metricName" not in meta
         assert meta["ignoreNullValues"] == "false"

@@ -2,25 +2,32 @@
 workload) and dev with headroom set through the `record` fixture.
 
 The burst test reads only the rendered objects (the Gcore cluster's pool and autoscaler flags, the
-PriorityClasses, Deployments and ScaledObjects) and plays scheduler and autoscaler on them: a pool at
-minNodes, full of work except for the placeholders, takes a burst of up to `headroom` GPUs by preemption,
-without a new node, and the placeholders it evicts are not expendable, so they make the autoscaler add one.
+PriorityClasses, Deployments and ScaledObjects) and plays the what-if's own scheduler and Cluster Autoscaler
+(capacity/) on them: a pool at minNodes, full of work except for the placeholders, takes a burst of up to
+`headroom` GPUs by preemption, without a new node, and the placeholders it evicts are not expendable, so they
+make the autoscaler add one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from components import scaling
-from components.headroom import HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
+from capacity.autoscaler import Autoscaler
+from capacity.scheduler import schedule
+from capacity.settings import Behavior, SimSettings
+from capacity.state import ClusterState, Node, Pod
 from offline.engine import RecordedResource, Recording
-from stackconfig.model import HEADROOM_NAMESPACE
+from renderers import dashboards, promql
+from renderers import recording_rules as recorded
+from renderers import rule_groups as alerts
+from stackconfig import flavors
 from stackconfig.versions import PAUSE_IMAGE
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
 from tests.chart_cache import crd as chart_crd
 from tests.conftest import cluster_name
 
@@ -57,7 +64,7 @@ def gpus(dep: RecordedResource) -> int:
     return int(container["resources"]["limits"][GPU])
 
 
-def classes(rec: Recording) -> dict[str, dict[str, Any]]:
+def classes(rec: Recording) -> dict[str, Mapping[str, Any]]:
     return {r.inputs["metadata"]["name"]: r.inputs for r in rec.of_type(PRIORITY_CLASS)}
 
 
@@ -201,7 +208,7 @@ def test_placeholders_never_count_in_a_workloads_query(hrec: Recording) -> None:
     pod = f"{PLACEHOLDER_NAME}-5d8f7c9b6d-abcde"
     for name, w in hrec.outputs["workloads"].items():
         assert w["namespace"] != HEADROOM_NAMESPACE
-        assert not re.fullmatch(scaling.pod_name_regex(name), pod)
+        assert not re.fullmatch(promql.pod_name_regex(name), pod)
         assert f'namespace="{w["namespace"]}"' in w["query"]
 
 
@@ -222,13 +229,6 @@ def test_price_is_configurable(record: Callable[..., Recording]) -> None:
 # --- the burst, from the rendered objects alone -----------------------------------------------------------
 
 
-@dataclass
-class Pod:
-    owner: str
-    gpus: int
-    priority: int
-
-
 def _fits_node_template(spec: dict[str, Any], pool: dict[str, Any], gpus_per_node: int, pod_gpus: int) -> bool:
     """What the autoscaler simulates on the node group's template: taints tolerated, labels selected, GPUs."""
     tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in spec.get("tolerations", [])}
@@ -237,112 +237,122 @@ def _fits_node_template(spec: dict[str, Any], pool: dict[str, Any], gpus_per_nod
     return taints_ok and labels_ok and pod_gpus <= gpus_per_node
 
 
-def simulate_burst(rec: Recording, bursting: str) -> tuple[int, int, list[Pod], int]:
-    """(burst GPUs asked, burst GPUs placed, evicted pods, nodes) when workload `bursting` bursts by up to the
-    headroom's GPUs on a pool at minNodes.
+def gpus_per_node(rec: Recording) -> int:
+    """From Gcore's flavor table (stackconfig/flavors.py), as the program derives it: never from the flavor id."""
+    per_node = flavors.gpus_of(gpu_pool(rec)["flavorId"])
+    assert per_node, gpu_pool(rec)["flavorId"]
+    return per_node
 
-    State before the burst: the workloads' held replicas and the placeholders, and then as many extra
-    workload pods as still fit, so that no GPU is free except the placeholders' (the worst case: the
-    burst must come out of the headroom). Placement is first-fit decreasing; a burst pod takes free GPUs,
-    else preempts lower-priority pods on one node (the scheduler's preemption); nothing adds a node.
+
+@dataclass
+class Burst:
+    asked: int
+    served: int
+    evicted: list[Pod]
+    nodes: int
+    state: ClusterState
+
+
+def simulate_burst(rec: Recording, bursting: str) -> Burst:
+    """A burst of workload `bursting` by up to the headroom's GPUs on a pool at minNodes, played by the what-if's
+    own scheduler (capacity/scheduler.py: most free node first, preemption of lower priorities) on what the
+    rendered objects say: the pool's nodes, the PriorityClasses, each Deployment's GPUs and held replicas.
+
+    State before the burst: the workloads' held replicas and the placeholders, then as many extra pods of the
+    smallest workload as still fit, so that no GPU is free except the placeholders' (the worst case: the burst
+    must come out of the headroom). Nothing adds a node.
     """
     pool = gpu_pool(rec)
-    per_node = int(re.search(r"-(\d+)$", pool["flavorId"]).group(1))
-    nodes = pool["minNodeCount"]
     prio = {name: pc["value"] for name, pc in classes(rec).items()}
     workloads = {r.name: r for r in rec.of_type(DEPLOYMENT) if r.name != "headroom-deployment"}
     ph = placeholder(rec)
+    flags = gpu_pool_flags(rec)
+    settings = SimSettings(
+        gpus_per_node=gpus_per_node(rec), min_nodes=pool["minNodeCount"], max_nodes=pool["maxNodeCount"],
+        gpus_per_pod=gpus(workloads[bursting]), min_replicas=0, max_replicas=10_000, threshold=1.0,
+        scale_up=Behavior(0, ()), scale_down=Behavior(0, ()),
+        expendable_cutoff=int(flags.get("expendable-pods-priority-cutoff", CA_DEFAULT_CUTOFF)),
+    )
+    state = ClusterState(settings)
+    state.nodes = [Node(0.0, 0.0, 0.0, None, settings.gpus_per_node) for _ in range(settings.min_nodes)]
 
-    def pod_of(dep: RecordedResource, owner: str) -> Pod:
-        return Pod(owner, gpus(dep), prio[pod_spec(dep)["priorityClassName"]])
+    def pod_of(dep: RecordedResource, kind: str) -> Pod:
+        return Pod(kind, gpus(dep), prio[pod_spec(dep)["priorityClassName"]])
 
-    pods = [pod_of(w, name) for name, w in workloads.items() for _ in range(held_replicas(rec, w))]
-    pods += [pod_of(ph, "placeholder") for _ in range(held_replicas(rec, ph))]
-    free = [per_node] * nodes
-    placed: list[list[Pod]] = [[] for _ in range(nodes)]
+    def kind(name: str) -> str:
+        return "workload" if name == bursting else "other"
 
-    def place(pod: Pod) -> bool:
-        for i in range(nodes):
-            if pod.gpus <= free[i]:
-                placed[i].append(pod)
-                free[i] -= pod.gpus
-                return True
-        return False
-
-    for pod in sorted(pods, key=lambda p: -p.gpus):
-        assert place(pod), f"{pod.owner} does not fit at minNodes: the headroom would hide a higher minNodes"
-    smallest = min(workloads.items(), key=lambda item: gpus(item[1]))
-    while place(pod_of(smallest[1], smallest[0])):
-        pass
-    burst_dep = workloads[bursting]
+    for name, w in workloads.items():
+        (state.workload if name == bursting else state.others).extend(
+            pod_of(w, kind(name)) for _ in range(held_replicas(rec, w)))
+    state.placeholders = [pod_of(ph, "placeholder") for _ in range(held_replicas(rec, ph))]
+    schedule(state, 0.0)
+    unplaced = [p for p in state.pods() if p.node is None]
+    assert not unplaced, f"{unplaced} do not fit at minNodes: the headroom would hide a higher minNodes"
+    smallest_name, smallest = min(workloads.items(), key=lambda item: gpus(item[1]))
+    filler = state.workload if smallest_name == bursting else state.others
+    while any(node.free() >= gpus(smallest) for node in state.nodes):  # fills free GPUs, preempts nothing
+        filler.append(pod_of(smallest, kind(smallest_name)))
+        schedule(state, 0.0)
+    assert all(p.node is not None for p in state.pods())
     headroom_gpus = held_replicas(rec, ph) * gpus(ph)
-    evicted: list[Pod] = []
+    before = list(state.placeholders)
     asked = served = 0
-    while asked + gpus(burst_dep) <= headroom_gpus:
-        burst = pod_of(burst_dep, bursting)
-        asked += burst.gpus
-        if place(burst):
-            served += burst.gpus
-            continue
-        for i in range(nodes):
-            victims = sorted((p for p in placed[i] if p.priority < burst.priority), key=lambda p: -p.gpus)
-            if free[i] + sum(p.gpus for p in victims) < burst.gpus:
-                continue
-            while free[i] < burst.gpus:
-                victim = victims.pop()
-                placed[i].remove(victim)
-                free[i] += victim.gpus
-                evicted.append(victim)
-            assert place(burst)
-            served += burst.gpus
-            break
-    return asked, served, evicted, nodes
+    while asked + gpus(workloads[bursting]) <= headroom_gpus:
+        pod = pod_of(workloads[bursting], "workload")
+        state.workload.append(pod)
+        asked += pod.gpus
+        schedule(state, 0.0)
+        served += pod.gpus if pod.node is not None else 0
+    evicted = [p for p in before if p.node is None]
+    return Burst(asked, served, evicted, len(state.nodes), state)
 
 
 def test_a_burst_of_headroom_gpus_is_placed_without_a_new_node(hrec: Recording) -> None:
     headroom = held_replicas(hrec, placeholder(hrec)) * gpus(placeholder(hrec))
     assert headroom == hrec.outputs["headroom"]["gpus"]
     for name in (r.name for r in hrec.of_type(DEPLOYMENT) if r.name != "headroom-deployment"):
-        asked, served, evicted, nodes = simulate_burst(hrec, name)
-        assert asked == headroom // gpus(hrec.get(name)) * gpus(hrec.get(name)) > 0
-        assert served == asked, f"{name}: only {served} of {asked} burst GPUs found room on {nodes} node(s)"
-        assert evicted and {p.owner for p in evicted} == {"placeholder"}, "the burst comes out of the headroom"
+        burst = simulate_burst(hrec, name)
+        assert burst.asked == headroom // gpus(hrec.get(name)) * gpus(hrec.get(name)) > 0
+        assert burst.served == burst.asked, (
+            f"{name}: only {burst.served} of {burst.asked} burst GPUs found room on {burst.nodes} node(s)")
+        assert burst.evicted and {p.kind for p in burst.evicted} == {"placeholder"}, "the burst takes the headroom"
 
 
-def test_a_pending_placeholder_is_not_expendable_and_fits_a_new_node(hrec: Recording) -> None:
+def test_a_pending_placeholder_is_not_expendable_and_makes_the_autoscaler_add_a_node(hrec: Recording) -> None:
     first = next(r.name for r in hrec.of_type(DEPLOYMENT) if r.name != "headroom-deployment")
-    _, _, evicted, _ = simulate_burst(hrec, first)
-    assert evicted
-    cutoff = int(gpu_pool_flags(hrec).get("expendable-pods-priority-cutoff", CA_DEFAULT_CUTOFF))
+    burst = simulate_burst(hrec, first)
+    assert burst.evicted
     pool = gpu_pool(hrec)
-    per_node = int(re.search(r"-(\d+)$", pool["flavorId"]).group(1))
     spec = pod_spec(placeholder(hrec))
-    for pod in evicted:
-        # cluster-autoscaler FAQ: pods with priority *below* the cutoff never trigger a scale-up.
-        assert not pod.priority < cutoff
-        assert _fits_node_template(spec, pool, per_node, pod.gpus), "the autoscaler would find no node group"
-    assert pool["maxNodeCount"] > pool["minNodeCount"], "room to add the node the placeholders ask for"
+    for pod in burst.evicted:
+        assert _fits_node_template(spec, pool, gpus_per_node(hrec), pod.gpus), "the autoscaler would find no node group"
+    # The what-if's Cluster Autoscaler, with the rendered cutoff: pods *below* it never trigger a scale-up.
+    Autoscaler(burst.state).run(0.0)
+    assert burst.state.nodes_ordered >= 1 and len(burst.state.nodes) <= pool["maxNodeCount"]
 
 
+@pytest.mark.charts
 def test_headroom_objects_are_schema_checked(dev_headroom: Recording) -> None:
     """The dev stack with headroom through the same strict validators as the stack files' graphs."""
     import jsonschema
     import kubernetes_validate
 
-    from tests.test_schemas import BUILTIN, _strict, k8s_version, manifest, unwrap
+    from delivery.render import unwrap
+    from delivery.schema_check import strict_schema
+    from tests.test_schemas import builtin_manifests, k8s_version
 
     version = k8s_version(dev_headroom)
     kinds = set()
-    for res in dev_headroom.resources:
-        if res.type in BUILTIN:
-            kubernetes_validate.validate(manifest(res), version, strict=True)
-            kinds.add(res.type)
-    assert {PRIORITY_CLASS, DEPLOYMENT} <= kinds
+    for obj in builtin_manifests(dev_headroom):
+        kubernetes_validate.validate(obj, version, strict=True)
+        kinds.add(obj["kind"])
+    assert {"PriorityClass", "Deployment"} <= kinds
     scheduled = record_dev_scheduled()
     crd = chart_crd(scheduled, "keda", "scaledobjects.keda.sh")
     (v1alpha1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     for so in scheduled.of_type(SCALED_OBJECT):
-        jsonschema.validate(unwrap(dict(so.inputs)), _strict(v1alpha1["schema"]["openAPIV3Schema"]))
+        jsonschema.validate(unwrap(dict(so.inputs)), strict_schema(v1alpha1["schema"]["openAPIV3Schema"]))
     assert {so.name for so in scheduled.of_type(SCALED_OBJECT)} == {"inference-scaledobject", "headroom-scaledobject"}
 
 
@@ -364,12 +374,11 @@ def test_a_workload_woken_from_zero_lands_on_the_headroom(record: Callable[..., 
     rec = record("dev", gpuPool={**DEV_HEADROOM, "headroom": {"gpus": 8}}, workloads=workloads)
     so = rec.get("inference-scaledobject").inputs["spec"]
     assert so["minReplicaCount"] == 0 and [t["name"] for t in so["triggers"]] == ["gpu-utilization", "demand"]
-    asked, served, evicted, _ = simulate_burst(rec, "inference-deployment")
-    assert asked == served == 8 and len(evicted) == 8
+    burst = simulate_burst(rec, "inference-deployment")
+    assert burst.asked == burst.served == 8 and len(burst.evicted) == 8
 
 
 def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> None:
-    from components import alerts, dashboards
     from tests.prometheus_harness import stack_config
 
     def titles_and_exprs(stack: str) -> dict[str, list[str]]:
@@ -378,12 +387,11 @@ def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> Non
 
     prod = titles_and_exprs("prod")
     held = prod["Headroom GPUs: held, preempted, target"]
-    assert held[:2] == [alerts.HEADROOM_GPUS_HELD, alerts.HEADROOM_GPUS_PENDING]
+    assert held[:2] == [recorded.HEADROOM_GPUS_HELD, recorded.HEADROOM_GPUS_PENDING]
     assert not any(t.startswith(("GPU headroom", "Headroom")) for t in titles_and_exprs("dev"))
 
 
 def test_pending_alert_ignores_placeholders_and_a_headroom_alert_exists_only_with_headroom() -> None:
-    from components import alerts
     from tests.prometheus_harness import stack_config
 
     def rules(stack: str) -> dict[str, str]:

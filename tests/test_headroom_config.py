@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from stackconfig import ConfigError, load_stack_config, packing
-from stackconfig.model import HEADROOM_NAMESPACE, HEADROOM_PRIORITY
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY
 from tests.test_config import config, problems
 
 WINDOW = {"start": "0 8 * * 1-5", "end": "0 18 * * 1-5", "timezone": "Europe/Luxembourg", "minReplicas": 2}
@@ -65,13 +65,14 @@ def test_placeholder_size_defaults_to_the_largest_workload_pod() -> None:
 def test_schedules_parse_with_keda_names() -> None:
     raw = with_headroom({"gpus": 1, "schedules": [WINDOW]}, **{"workloads.0.schedules": [WINDOW]})
     cfg = load_stack_config(raw)
+    assert cfg.gpu_pool.headroom is not None
     (window,) = cfg.gpu_pool.headroom.schedules
     assert (window.start, window.end, window.timezone, window.min_replicas) == (
         "0 8 * * 1-5", "0 18 * * 1-5", "Europe/Luxembourg", 2)
     assert cfg.workloads[0].schedules == [window]
     utc = {k: v for k, v in WINDOW.items() if k != "timezone"}
-    assert load_stack_config(with_headroom({"gpus": 0, "schedules": [utc]})).gpu_pool.headroom.schedules[0].timezone \
-        == "UTC"
+    headroom = load_stack_config(with_headroom({"gpus": 0, "schedules": [utc]})).gpu_pool.headroom
+    assert headroom is not None and headroom.schedules[0].timezone == "UTC"
 
 
 def test_headroom_and_schedules_are_frozen() -> None:

@@ -24,8 +24,11 @@ from typing import Any
 
 import pytest
 
-from components import alerts, dcgm, scaling
+from capacity import hpa
 from offline.engine import Recording, record_stack
+from renderers import chart_values, dcgm
+from renderers import recording_rules as recorded
+from renderers import rule_groups as alerts
 from tests.prometheus_harness import (
     PROMETHEUS,
     DcgmExporter,
@@ -41,6 +44,9 @@ from tests.prometheus_harness import (
     stack_config,
     values_of,
 )
+
+pytestmark = pytest.mark.subprocess
+
 
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 #: A second workload with 2 GPUs per pod and the guide's 60 % target, rendered by the program itself.
@@ -259,11 +265,11 @@ def test_scrape_settings_come_from_the_program(scenario: Scenario) -> None:
 def test_full_prometheus_config_passes_promtool(scenario: Scenario, tmp_path: Path) -> None:
     """The production config as the cluster would run it: kube-prometheus-stack's 30 s default, the DCGM and
     KEDA ServiceMonitors with their own intervals, our rules."""
-    keda = {"metadata": {"name": alerts.KEDA_OPERATOR, "namespace": "monitoring"},
-            "spec": alerts.keda_service_monitor("keda")}
-    keda_target = Target("127.0.0.1:8080", "keda", alerts.KEDA_OPERATOR,
-                         {"app.kubernetes.io/name": alerts.KEDA_OPERATOR}, alerts.KEDA_METRICS_PORT_NAME,
-                         "keda-operator-6d5f8b7c9d-abcde", alerts.KEDA_OPERATOR, "system-node-1")
+    keda = {"metadata": {"name": chart_values.KEDA_OPERATOR, "namespace": "monitoring"},
+            "spec": chart_values.keda_service_monitor("keda")}
+    keda_target = Target("127.0.0.1:8080", "keda", chart_values.KEDA_OPERATOR,
+                         {"app.kubernetes.io/name": chart_values.KEDA_OPERATOR}, chart_values.KEDA_METRICS_PORT_NAME,
+                         "keda-operator-6d5f8b7c9d-abcde", chart_values.KEDA_OPERATOR, "system-node-1")
     dump_yaml({"groups": alerts.rule_groups(stack_config("prod"))}, tmp_path / "rules.yaml")
     config = {
         "global": {"scrape_interval": "30s", "evaluation_interval": "30s"},
@@ -304,9 +310,9 @@ def test_guide_table_one_gpu_per_pod(scenario: Scenario, servers: Servers) -> No
     total = keda_reading(servers.program.query(w.query), w.trigger["metadata"]["ignoreNullValues"])
     assert w.threshold == 60
     assert total / 8 == pytest.approx(67.75)  # `kubectl get hpa`: 67750m/60 (avg) at 8 replicas
-    assert scaling.hpa_desired_replicas(total, w.threshold, current_replicas=8) == 10
+    assert hpa.hpa_desired_replicas(total, w.threshold, current_replicas=8) == 10
     # 10 replicas, 2 of them Pending without GPUs: the same 8 GPUs report 542; |1 - 0.903| < 0.1 holds.
-    assert scaling.hpa_desired_replicas(total, w.threshold, current_replicas=10) == 10
+    assert hpa.hpa_desired_replicas(total, w.threshold, current_replicas=10) == 10
 
 
 def test_guide_table_two_gpus_per_pod(scenario: Scenario, servers: Servers) -> None:
@@ -314,17 +320,17 @@ def test_guide_table_two_gpus_per_pod(scenario: Scenario, servers: Servers) -> N
     w = scenario.trainer
     total = keda_reading(servers.program.query(w.query), w.trigger["metadata"]["ignoreNullValues"])
     assert w.threshold == 60 * w.gpus_per_pod
-    desired = scaling.hpa_desired_replicas(total, w.threshold, current_replicas=4)
+    desired = hpa.hpa_desired_replicas(total, w.threshold, current_replicas=4)
     assert desired == 5 and desired * w.gpus_per_pod == 10  # the 1-GPU workload's 10 GPUs
     # 5 replicas, one Pending: 8 GPUs still report 542, and the tolerance holds the HPA at 5.
-    assert scaling.hpa_desired_replicas(total, w.threshold, current_replicas=5) == 5
+    assert hpa.hpa_desired_replicas(total, w.threshold, current_replicas=5) == 5
 
 
 def test_prod_two_gpu_workload_scales_to_its_per_gpu_target(scenario: Scenario, servers: Servers) -> None:
     w = scenario.embeddings
     total = keda_reading(servers.program.query(w.query), w.trigger["metadata"]["ignoreNullValues"])
     target = w.threshold / w.gpus_per_pod  # the stack's targetUtilization, per GPU
-    desired = scaling.hpa_desired_replicas(total, w.threshold, current_replicas=3)
+    desired = hpa.hpa_desired_replicas(total, w.threshold, current_replicas=3)
     assert total / (desired * w.gpus_per_pod) <= target < total / ((desired - 1) * w.gpus_per_pod)
 
 
@@ -350,15 +356,15 @@ def test_rules_see_the_scraped_labels(scenario: Scenario, servers: Servers) -> N
     prom = servers.program
     w = scenario.inference
     labels = {"workload": w.deployment, "namespace": w.namespace}
-    sums = prom.wait_until(f'{alerts.WL_UTIL_SUM}{{workload="{w.deployment}"}}', bool)
-    assert [r["metric"] for r in sums] == [{"__name__": alerts.WL_UTIL_SUM, **labels}]
+    sums = prom.wait_until(f'{recorded.WL_UTIL_SUM}{{workload="{w.deployment}"}}', bool)
+    assert [r["metric"] for r in sums] == [{"__name__": recorded.WL_UTIL_SUM, **labels}]
     assert values_of(sums) == values_of(prom.query(w.query))
-    avg = prom.wait_until(f'{alerts.WL_UTIL_AVG}{{workload="{w.deployment}"}}', bool)
+    avg = prom.wait_until(f'{recorded.WL_UTIL_AVG}{{workload="{w.deployment}"}}', bool)
     assert values_of(avg) == [pytest.approx(67.75)]
-    per_node = prom.wait_until(alerts.NODE_GPUS_REPORTING, lambda r: len(r) == len(scenario.exporter.nodes))
+    per_node = prom.wait_until(recorded.NODE_GPUS_REPORTING, lambda r: len(r) == len(scenario.exporter.nodes))
     assert {r["metric"]["node"]: float(r["value"][1]) for r in per_node} == {
         n.node: 8.0 for n in scenario.exporter.nodes}
-    pods = prom.wait_until(f'{alerts.POD_GPU_UTIL}{{namespace="{w.namespace}",pod=~"{w.deployment}-.*"}}', bool)
+    pods = prom.wait_until(f'{recorded.POD_GPU_UTIL}{{namespace="{w.namespace}",pod=~"{w.deployment}-.*"}}', bool)
     assert sorted(r["metric"]["pod"] for r in pods) == sorted(
         [w.pod(i) for i in range(8)] + [f"{w.deployment}-canary-7c9d5b8f6d-00000"])
 

@@ -157,6 +157,7 @@ def test_no_secret_value_reaches_the_plan_or_the_diagram(rec: Recording) -> None
 # Stable bytes
 
 
+@pytest.mark.subprocess
 def test_same_program_and_config_give_identical_bytes_in_any_process(
     recordings: dict[str, Recording], plans: dict[str, str], tmp_path: Path
 ) -> None:

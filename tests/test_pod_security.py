@@ -6,6 +6,7 @@ Rules as https://kubernetes.io/docs/concepts/security/pod-security-standards/ st
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -47,7 +48,8 @@ def changed(path: str, value: Any) -> dict[str, Any]:
     return pod
 
 
-def rules(pod: dict[str, Any], level: str) -> set[str]:
+def rules(pod: Mapping[str, Any] | None, level: str) -> set[str]:
+    assert pod is not None
     return {v.rule for v in pod_security.check(pod, level)}
 
 

@@ -76,9 +76,12 @@ def urn(resource_type: str, name: str) -> str:
     return f"urn:pulumi:dev::gpu-autoscaling::{resource_type}::{name}"
 
 
-def _collect(policy: Policy, args: Any) -> list[tuple[str, str | None]]:
+def _collect(policy: Any, args: Any) -> list[tuple[str, str | None]]:
     reported: list[tuple[str, str | None]] = []
-    result = policy.validate(args, lambda message, urn=None: reported.append((message, urn)))
+    def report(message: str, urn: str | None = None) -> None:
+        reported.append((message, urn))
+
+    result = policy.validate(args, report)
     assert not inspect.isawaitable(result), "policies here are synchronous"
     return reported
 
@@ -280,6 +283,15 @@ def test_init_containers_and_cronjobs_are_checked_too() -> None:
     pod_spec["initContainers"] = [{"name": "fetch", "image": "curlimages/curl:latest"}]
     (message,) = check(gp.container_image_pinned, "kubernetes:batch/v1:CronJob", cronjob)
     assert "Container `fetch` of ops/cleanup uses the `latest` tag" in message
+
+
+def test_every_kind_that_creates_pods_is_checked() -> None:
+    """The pack reads the same table of pod templates as the render check (podspec.py): a ReplicationController's
+    pods run `latest` as surely as a Deployment's."""
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox:latest"}]}}
+    rc = {"metadata": {"name": "legacy", "namespace": "ops"}, "spec": {"template": template}}
+    (message,) = check(gp.container_image_pinned, "kubernetes:core/v1:ReplicationController", rc)
+    assert "Container `c` of ops/legacy uses the `latest` tag" in message
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -577,6 +589,7 @@ def test_builders_are_valid_for_every_policy() -> None:
                 assert check(policy, resource_type, props, config=config, protect=True) == [], policy.name
 
 
+@pytest.mark.subprocess
 def test_pack_runs_in_the_real_analyzer_with_the_prod_config() -> None:
     """Start the pack the way the CLI does (`python -m pulumi.policy <engine> policy`) and call it over gRPC."""
     import grpc
@@ -591,10 +604,11 @@ def test_pack_runs_in_the_real_analyzer_with_the_prod_config() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert pack.stdout is not None
     try:
         ready, _, _ = select.select([pack.stdout], [], [], 30)
         assert ready, "the policy pack did not print its port"
-        port = int(pack.stdout.readline())  # type: ignore[union-attr]
+        port = int(pack.stdout.readline())
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             analyzer = pb_grpc.AnalyzerStub(channel)
             info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())

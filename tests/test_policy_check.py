@@ -40,7 +40,7 @@ def plans(recordings: dict[str, Recording]) -> dict[str, dict[str, Any]]:
     return {stack: build_plan(rec) for stack, rec in recordings.items()}
 
 
-Edit = Callable[[dict[str, Any]], None]
+Edit = Callable[[dict[str, Any]], object]
 
 
 def write_plan(tmp_path: Path, plan: dict[str, Any], edits: dict[str, Edit] | None = None) -> Path:
@@ -89,6 +89,7 @@ def test_the_real_plans_pass_every_policy(
     assert (tmp_path / "report.md").read_text() == report
 
 
+@pytest.mark.subprocess
 def test_the_command_runs_as_the_workflow_calls_it(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     plan = write_plan(tmp_path, plans["prod"], {f"{DEPLOYMENT}::inference-deployment": latest_image})
     result = subprocess.run(
@@ -168,7 +169,7 @@ def test_a_latest_image_fails_naming_the_policy_and_the_resource(
 def test_the_report_is_markdown_with_one_section_per_violated_policy(
     plans: dict[str, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    edits = {
+    edits: dict[str, Edit] = {
         f"{DEPLOYMENT}::inference-deployment": latest_image,
         f"{SCALED_OBJECT}::embeddings-scaledobject": lambda inputs: inputs["spec"].pop("fallback"),
         f"{DEPLOYMENT}::embeddings-deployment": no_gpu_limit,
@@ -224,6 +225,8 @@ def test_a_custom_gpu_pool_taint_is_learned_from_the_plan(
     )
 
 
+@pytest.mark.subprocess
+@pytest.mark.charts
 def test_the_fork_review_script_reports_and_flags_a_violation(plans: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     """.github/scripts/offline-plan-review.sh in this checkout (the base), with the pull request's plan as data."""
     require_charts()  # its render check reads the chart cache
@@ -341,7 +344,7 @@ def test_an_async_policy_is_awaited_and_a_crashing_one_is_an_error(plans: dict[s
     plan = plans["dev"]
 
     async def counts(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        report_violation(f"{len(args.resources)} resources")
+        report_violation(f"{len(args.resources)} resources", None)
 
     def crashes(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         raise KeyError("spec")

@@ -263,6 +263,7 @@ def test_a_failed_preview_does_not_pass(tmp_path: Path) -> None:
     assert status == 2
 
 
+@pytest.mark.subprocess
 def test_module_entry_point_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "guard.md"
     result = subprocess.run(

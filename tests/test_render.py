@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 
-from components import dcgm
-from components.monitoring import GRAFANA_ADMIN_SECRET, NODE_EXPORTER_NAMESPACE
-from delivery import render, render_check
+from delivery import placed_objects, render, render_check, schema_check, values_sweep
+from delivery.placed_objects import Finding
 from delivery.render import RELEASE_TYPE
-from delivery.render_check import Finding
 from offline.engine import Recording
+from renderers import dcgm
+from renderers.chart_values import GRAFANA_ADMIN_SECRET
+from stacknames import NODE_EXPORTER_NAMESPACE
 from tests.chart_cache import rendered_stack
+
+pytestmark = pytest.mark.charts
 
 
 def with_values(rec: Recording, release: str, edit: Callable[[dict[str, Any]], None]) -> Recording:
@@ -56,14 +59,14 @@ def test_the_render_uses_the_graphs_releases(rec: Recording) -> None:
     assert "monitoring.coreos.com/v1/ServiceMonitor" in stack.releases[0].api_versions
     assert "keda.sh/v1alpha1/ScaledObject" in stack.releases[0].api_versions
     # Helm puts objects without a namespace in the release's: e.g. kube-prometheus-stack's Prometheus.
-    placed = render_check.everything(rec, stack)
+    placed = placed_objects.everything(rec, stack)
     (prometheus,) = [p for p in placed if p.obj["kind"] == "Prometheus"]
     assert prometheus.namespace == "monitoring"
 
 
 def test_every_values_key_is_read_by_a_template(recordings: dict[str, Recording]) -> None:
     """Each leaf we set, changed to a sentinel, changes the render (prod only re-checks what differs from dev)."""
-    dev_leaves = {r.release.chart: dict(render_check.leaves(r.release.values))
+    dev_leaves = {r.release.chart: dict(values_sweep.leaves(r.release.values))
                   for r in rendered_stack(recordings["dev"]).releases}
     problems = []
     for stack in ("dev", "prod"):
@@ -73,7 +76,7 @@ def test_every_values_key_is_read_by_a_template(recordings: dict[str, Recording]
             def checked_in_dev(path: tuple[str, ...], value: Any, seen: dict[tuple[str, ...], Any] = seen) -> bool:
                 return seen.get(path, object()) == value
 
-            problems += [str(f) for f in render_check.unread_values(rel, checked_in_dev)]
+            problems += [str(f) for f in values_sweep.unread_values(rel, checked_in_dev)]
     assert problems == []
 
 
@@ -97,7 +100,7 @@ def test_an_unread_values_key_is_reported(
 
     rec = with_values(recordings["dev"], release, add)
     (rel,) = [r for r in rendered_stack(rec).releases if r.release.chart == chart]
-    (finding,) = render_check.unread_values(rel, lambda p, value: p != path)
+    (finding,) = values_sweep.unread_values(rel, lambda p, value: p != path)
     assert f"{'.'.join(path)}=False is read by no template" in finding.detail
 
 
@@ -113,8 +116,8 @@ def test_the_node_exporter_as_main_had_it_is_refused_by_baseline(recordings: dic
 
 
 def test_node_exporter_runs_alone_in_its_privileged_namespace(rec: Recording) -> None:
-    placed = render_check.everything(rec, rendered_stack(rec))
-    labels = render_check.namespace_labels(placed)
+    placed = placed_objects.everything(rec, rendered_stack(rec))
+    labels = placed_objects.namespace_labels(placed)
     assert labels["monitoring"]["pod-security.kubernetes.io/enforce"] == "baseline"
     assert labels[NODE_EXPORTER_NAMESPACE]["pod-security.kubernetes.io/enforce"] == "privileged"
     pods = [p for p in placed if p.namespace == NODE_EXPORTER_NAMESPACE and p.obj["kind"] in
@@ -140,13 +143,15 @@ def test_a_privileged_pod_in_a_workload_namespace_is_refused(recordings: dict[st
 
 def test_the_gpu_operator_operands_need_its_privileged_namespace(recordings: dict[str, Recording]) -> None:
     stack = rendered_stack(recordings["dev"])
-    placed = render_check.everything(recordings["dev"], stack)
+    placed = placed_objects.everything(recordings["dev"], stack)
     exporter = [p for p in placed
                 if p.obj["kind"] == "DaemonSet" and p.obj["metadata"]["name"] == "nvidia-dcgm-exporter"]
     assert [p.namespace for p in exporter] == ["gpu-operator"]
     from delivery import pod_security
 
-    refused = pod_security.check(pod_security.pod_template(exporter[0].obj), "baseline")
+    pod = pod_security.pod_template(exporter[0].obj)
+    assert pod is not None
+    refused = pod_security.check(pod, "baseline")
     assert {v.rule for v in refused} >= {"privileged", "hostPath volumes"}
 
 
@@ -221,11 +226,11 @@ def test_a_field_the_crd_would_prune_is_reported(recordings: dict[str, Recording
 def test_a_misspelt_field_of_a_builtin_kind_is_reported(recordings: dict[str, Recording]) -> None:
     rec = recordings["dev"]
     stack = rendered_stack(rec)
-    placed = render_check.everything(rec, stack)
+    placed = placed_objects.everything(rec, stack)
     target = next(p for p in placed if p.obj["kind"] == "Deployment" and p.origin != "program")
     broken = copy.deepcopy(dict(target.obj))
     broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
-    out = list(render_check.check_schemas([dataclasses.replace(target, obj=broken)], stack))
+    out = list(schema_check.check_schemas([dataclasses.replace(target, obj=broken)], stack))
     assert out and "imagePullPolicyy" in out[0].detail
 
 
@@ -237,7 +242,7 @@ def test_values_failing_a_charts_schema_are_reported(recordings: dict[str, Recor
     stack = dataclasses.replace(stack, releases=tuple(
         dataclasses.replace(r, release=next(x for x in render.releases(rec) if x.chart == r.release.chart))
         for r in stack.releases))
-    assert [f.check for f in render_check.check_values_schemas(stack)] == ["values-schema"]
+    assert [f.check for f in schema_check.check_values_schemas(stack)] == ["values-schema"]
 
 
 # --- the command the fork review runs ------------------------------------------------------------------------

@@ -11,14 +11,14 @@ import base64
 import copy
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from components.workload import startup_failure_threshold
 from offline.engine import ROOT, Recording, Secret, record_program, record_stack
-from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import ProbesConfig, secret_config_keys
+from renderers.workload_specs import startup_failure_threshold
+from stackconfig import ConfigError, ProbesConfig, load_stack_config, secret_config_keys
 from tests.test_config import BASE, apply_changes, config, problems
 
 #: Distinctive values for every secret key prod refers to (what `pulumi config set --secret` would hold).
@@ -57,6 +57,7 @@ def serving(**changes: Any) -> dict[str, Any]:
 def test_a_full_serving_workload_is_valid() -> None:
     cfg = load_stack_config(serving())
     w = cfg.workloads[0]
+    assert w.probes is not None and w.model_cache is not None
     assert (w.ports[0].port, w.probes.startup_minutes, w.shm_size, w.model_cache.type) == (8000, 30, "8Gi", "hostPath")
     assert secret_config_keys(cfg) == ["hfToken", "regPass"]
 
@@ -264,7 +265,7 @@ def test_probes_shared_memory_and_cache_in_prods_vllm_pod(recordings: dict[str, 
     assert volumes["model-cache"]["hostPath"] == {"path": "/var/lib/model-cache", "type": "DirectoryOrCreate"}
 
 
-def test_what_the_model_cache_changes_in_the_pod_spec(record) -> None:  # noqa: ANN001
+def test_what_the_model_cache_changes_in_the_pod_spec(record: Callable[..., Recording]) -> None:
     """Exactly one volume, its mount, and HF_HOME pointing downloads into it; nothing else."""
     base = {**SERVING, "secretEnv": {}, "imagePullSecret": None}
     base = {k: v for k, v in base.items() if v is not None}
@@ -294,7 +295,9 @@ def test_what_the_model_cache_changes_in_the_pod_spec(record) -> None:  # noqa: 
          {"persistentVolumeClaim": {"claimName": "models", "readOnly": True}}),
     ],
 )
-def test_shared_caches_need_no_privileged_namespace(record, cache: dict[str, Any], volume: dict[str, Any]) -> None:  # noqa: ANN001
+def test_shared_caches_need_no_privileged_namespace(
+    record: Callable[..., Recording], cache: dict[str, Any], volume: dict[str, Any]
+) -> None:
     w = {k: v for k, v in SERVING.items() if k not in ("secretEnv", "imagePullSecret")}
     rec = record("dev", workloads=[{**w, "modelCache": cache}])
     (vol,) = [v for v in rec.get("llm-deployment").inputs["spec"]["template"]["spec"]["volumes"]
@@ -349,6 +352,7 @@ def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(recordings: 
     assert serving["targets"][0]["expr"] == trigger["metadata"]["query"]
 
 
+@pytest.mark.charts
 def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
     """PodMonitor against prometheus-operator's CRD as kube-prometheus-stack 88.5.3 ships it (charts/crds)."""
     import tarfile
@@ -356,9 +360,10 @@ def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
     import jsonschema
     import yaml
 
+    from delivery.render import unwrap
+    from delivery.schema_check import strict_schema as _strict
     from stackconfig import versions
     from tests.chart_cache import chart_archive
-    from tests.test_schemas import _strict, unwrap
 
     with tarfile.open(chart_archive(versions.KUBE_PROMETHEUS_STACK)) as tgz:
         member = tgz.extractfile("kube-prometheus-stack/charts/crds/crds/crd-podmonitors.yaml")

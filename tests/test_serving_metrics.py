@@ -7,7 +7,7 @@ namespace). Prometheus scrapes them with the scrape config prometheus-operator g
 (pkg/prometheus/promcfg.go, generatePodMonitorConfig: keep on the selector's pod labels and the port name,
 then `namespace`, `container`, `pod`, `job`, `endpoint` target labels). The program's waiting-requests query
 must return one value, the sum over exactly the workload's pods; the GPU query runs on the same server over
-dcgm-exporter series, and the HPA arithmetic (components/scaling.py) takes the larger recommendation.
+dcgm-exporter series, and the HPA arithmetic (capacity/hpa.py) takes the larger recommendation.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from components import scaling
+from capacity import hpa
 from offline.engine import Recording
 from tests.prometheus_harness import (
     PROMETHEUS,
@@ -36,6 +36,8 @@ from tests.prometheus_harness import (
     stop_servers,
     values_of,
 )
+
+pytestmark = pytest.mark.subprocess
 
 SCRAPE = "1s"
 WAITING = "vllm:num_requests_waiting"
@@ -204,10 +206,10 @@ def test_the_hpa_takes_the_larger_recommendation(rendered: Rendered, prometheus:
     gpu_threshold, waiting_threshold = float(gpu["metadata"]["threshold"]), float(waiting["metadata"]["threshold"])
     assert (gpu_threshold, waiting_threshold) == (60.0, 5.0)
     # GPUs at 75 % on average ask for ceil(150 / 60) = 3 replicas; 19 waiting requests at 5 per replica ask for 4.
-    assert scaling.hpa_desired_replicas(gpu_total, gpu_threshold, 2) == 3
-    assert scaling.hpa_desired_replicas(waiting_total, waiting_threshold, 2) == 4
+    assert hpa.hpa_desired_replicas(gpu_total, gpu_threshold, 2) == 3
+    assert hpa.hpa_desired_replicas(waiting_total, waiting_threshold, 2) == 4
     metrics = [(gpu_total, gpu_threshold), (waiting_total, waiting_threshold)]
-    assert scaling.hpa_desired_replicas_all(metrics, 2) == 4
-    assert scaling.hpa_desired_replicas_all(list(reversed(metrics)), 2) == 4
+    assert hpa.hpa_desired_replicas_all(metrics, 2) == 4
+    assert hpa.hpa_desired_replicas_all(list(reversed(metrics)), 2) == 4
     # Busy GPUs with an empty queue still scale: the largest, not the last or the smallest, wins.
-    assert scaling.hpa_desired_replicas_all([(gpu_total, gpu_threshold), (0.0, waiting_threshold)], 2) == 3
+    assert hpa.hpa_desired_replicas_all([(gpu_total, gpu_threshold), (0.0, waiting_threshold)], 2) == 3

@@ -17,11 +17,11 @@ import pulumi
 import pulumi.runtime.settings
 import pytest
 
-from components.cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
-from components.workload import rollout_timeout_minutes
 from offline.engine import Recording
+from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
+from renderers.workload_specs import rollout_timeout_minutes
 from stackconfig import ConfigError, load_stack_config
-from stackconfig.model import go_duration_seconds
+from stackconfig.units import go_duration_seconds
 from tests.conftest import cluster_name
 from tests.test_gcore_sdk import RecordingMonitor, gcore, gpu_pool, inputs_of
 
@@ -69,7 +69,7 @@ def test_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
     """The schema has create and update only; the generated Args class refuses anything else (the program builds
     its timeouts through that class, components/cluster.py, so a delete timeout cannot reach the provider)."""
     with pytest.raises(TypeError, match="delete"):
-        gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")  # type: ignore[call-arg]
+        gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")
     assert [r for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"] == []
 
 

@@ -86,6 +86,7 @@ def test_the_refused_module_is_named_from_gos_own_error() -> None:
     assert build.module_refused("go: some other failure") is None
 
 
+@pytest.mark.subprocess
 def test_check_builds_nothing_and_says_what_to_run(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "toolchain" / "build.py"), "--check", "--cache", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
@@ -94,6 +95,7 @@ def test_check_builds_nothing_and_says_what_to_run(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # nothing was built or created
 
 
+@pytest.mark.subprocess
 def test_an_unknown_component_is_a_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "toolchain" / "build.py"), "--only", "pulumii", "--cache",
                            str(tmp_path)], capture_output=True, text=True, timeout=60)
@@ -101,6 +103,7 @@ def test_an_unknown_component_is_a_usage_error(tmp_path: Path) -> None:
     assert "pulumii" in proc.stderr and "pulumi-kubernetes" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Idempotence: with every component marked complete, a run builds nothing and prints the directory."""

@@ -46,6 +46,7 @@ def test_scripts_test_sh_registers_the_repository_in_the_environment() -> None:
     ],
     ids=lambda v: v if isinstance(v, int) else None,
 )
+@pytest.mark.subprocess
 def test_every_tool_runs_from_another_directory(tmp_path: Path, args: list[str], status: int, expected: str) -> None:
     run = tool(tmp_path, *(a.replace("{cwd}", str(tmp_path)) for a in args))
     out = run.stdout + run.stderr

@@ -41,7 +41,7 @@ def load(name: str) -> dict[str, Any]:
 
 def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
     """The `on:` block (YAML 1.1 reads the bare key `on` as True)."""
-    on = workflow.get("on", workflow.get(True))
+    on = workflow["on"] if "on" in workflow else workflow[True]  # type: ignore[index]
     return {on: None} if isinstance(on, str) else dict(on)
 
 
@@ -76,6 +76,7 @@ def test_the_expected_workflows_exist() -> None:
     [("vendor.github-workflows", WORKFLOWS), ("vendor.github-actions", ACTIONS)],
     ids=["workflows", "actions"],
 )
+@pytest.mark.subprocess
 def test_files_validate_against_githubs_schema(schema: str, files: list[Path]) -> None:
     assert files
     result = subprocess.run(
@@ -87,6 +88,7 @@ def test_files_validate_against_githubs_schema(schema: str, files: list[Path]) -
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.subprocess
 def test_the_validator_rejects_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz:\n      - run: echo\n")
@@ -191,16 +193,12 @@ def test_offline_plan_comment_is_posted_without_running_pull_request_code() -> N
     assert "pr.head.sha !== context.payload.workflow_run.head_sha" in script
 
 
+@pytest.mark.subprocess
+@pytest.mark.charts
 def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path: Path) -> None:
     """Run the review script with a stand-in `offline.plan` (the real one plans the program)."""
     work = tmp_path / "work"
-    shutil.copytree(ROOT / "delivery", work / "delivery")
-    shutil.copytree(ROOT / "policy", work / "policy")  # the base checkout's policy pack and its config
-    for package in ("components", "stackconfig"):  # what delivery.render_check imports
-        shutil.copytree(ROOT / package, work / package)
-    (work / "offline").mkdir(parents=True)
-    (work / "offline" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "offline" / "engine.py", work / "offline" / "engine.py")
+    _repo_copy(work)  # the base checkout: its program, tools, policy pack and their config
     (work / "offline" / "plan.py").write_text(
         textwrap.dedent(
             f"""
@@ -259,6 +257,7 @@ def test_offline_plan_review_script_diffs_guards_and_writes_the_comment(tmp_path
         ("acme", "t", 0, []),
     ],
 )
+@pytest.mark.subprocess
 def test_settings_check_names_what_is_missing(org: str, token: str, status: int, named: list[str]) -> None:
     env = {**os.environ, "PULUMI_ORG": org, "PULUMI_ACCESS_TOKEN": token}
     result = subprocess.run(
@@ -350,6 +349,7 @@ def test_actions_are_pinned_to_a_major_version_or_commit() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.subprocess
 def test_upsert_comment_creates_then_edits_its_own_comment() -> None:
     script = textwrap.dedent(
         """
@@ -421,9 +421,14 @@ def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
 
 
 def _repo_copy(dest: Path) -> None:
-    for name in ("capacity", "components", "stackconfig", "offline", "sdks", "traces"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"):
+    """A checkout of the repository's program and tools (every file git tracks or would add), without its tests,
+    docs and workflows: what a CI job's checkout runs."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout.splitlines()
+    for name in listed:
+        if name.split("/", 1)[0] in ("tests", "docs", ".github", "examples") or not (ROOT / name).is_file():
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, dest / name)
 
 
@@ -433,6 +438,7 @@ def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.mark.subprocess
 def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -464,13 +470,12 @@ def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: P
     assert not (repo / "out" / "base-src").exists()
 
 
+@pytest.mark.subprocess
 def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> None:
     """The fork path: the head job's what-if JSON (data) against the base's own run, in the plan comment."""
     work = tmp_path / "work"
     work.mkdir()
     _repo_copy(work)
-    shutil.copytree(ROOT / "delivery", work / "delivery")
-    shutil.copytree(ROOT / "policy", work / "policy")
     (work / "offline" / "plan.py").write_text(  # stand-in planner, as in the test above
         "import pathlib, shutil, sys\n"
         "out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"

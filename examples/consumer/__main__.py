@@ -25,17 +25,16 @@ import pulumi  # noqa: E402
 import pulumi_kubernetes as k8s  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from components import scaling  # noqa: E402
-from components.workload import (  # noqa: E402
-    GpuWorkload,
-    GpuWorkloadArgs,
-    PoolPlacement,
-    WorkloadNamespaces,
-    pod_security_level,
-)
+from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces  # noqa: E402
+from renderers import promql  # noqa: E402
+from renderers.placement import PoolPlacement  # noqa: E402
+from renderers.workload_specs import pod_security_level  # noqa: E402
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
-from stackconfig.model import KNOWN_KEYS, RESERVED_NAMESPACES, fit_problems, serving_problems  # noqa: E402
+from stackconfig.rules.serving import serving_problems  # noqa: E402
+from stackconfig.rules.workloads import fit_problems  # noqa: E402
+from stackconfig.stack import KNOWN_KEYS  # noqa: E402
+from stacknames import RESERVED_NAMESPACES  # noqa: E402
 
 
 class ContractError(ValueError):
@@ -185,9 +184,9 @@ def deploy(outputs: list[Any]) -> dict[str, Any]:
         "namespaceOwner": "platform" if workload.namespace in p.workload_namespaces else "this stack",
         "deployment": workload.name,
         "scaledObject": workload.name,
-        "hpa": scaling.hpa_name(workload.name),
-        "query": scaling.gpu_utilization_query(workload.name, workload.namespace),
-        "threshold": scaling.format_number(scaling.threshold_value(workload.target_utilization, workload.gpus_per_pod)),
+        "hpa": promql.hpa_name(workload.name),
+        "query": promql.gpu_utilization_query(workload.name, workload.namespace),
+        "threshold": promql.format_number(promql.threshold_value(workload.target_utilization, workload.gpus_per_pod)),
         "gpusPerPod": workload.gpus_per_pod,
         "minReplicas": workload.min_replicas,
         "maxReplicas": workload.max_replicas,

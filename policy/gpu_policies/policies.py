@@ -3,6 +3,9 @@
 Each policy names the failure it prevents and the upstream source it rests on.
 Props are the engine's camelCase names (`pools[].flavorId`, `spec.template.spec.containers`), the same keys
 the mocks record, so the same functions run under `pulumi preview --policy-pack policy` and in the tests.
+
+One file over 400 lines: the pack's eleven policies with their helpers, as the CLI loads them; to be split by
+concern (resources, stack, headroom) once the budget policies' GPUs-per-node fix (issue 17) has landed here.
 """
 
 from __future__ import annotations
@@ -23,28 +26,30 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
-HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
+from podspec import POD_TEMPLATES, image_unpinned
+from stacknames import (
+    AUTOSCALER_EXPENDABLE_CUTOFF,
+    CLUSTER_TYPE,
+    COMPONENT_LABEL,
+    GPU_RESOURCE,
+    PLACEHOLDER_COMPONENT,
+    RELEASE_TYPE,
+)
+
+HELM_RELEASE_TYPES = (RELEASE_TYPE, "kubernetes:helm.sh/v4:Chart")
 SCALED_OBJECT_TYPE = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
-GPU_RESOURCE = "nvidia.com/gpu"
 
-#: Where each workload kind keeps its pod spec.
+#: Where each workload kind keeps its pod spec, by Pulumi type token (podspec.py's table).
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "kubernetes:core/v1:Pod": ("spec",),
-    DEPLOYMENT_TYPE: ("spec", "template", "spec"),
-    "kubernetes:apps/v1:StatefulSet": ("spec", "template", "spec"),
-    "kubernetes:apps/v1:DaemonSet": ("spec", "template", "spec"),
-    "kubernetes:apps/v1:ReplicaSet": ("spec", "template", "spec"),
-    "kubernetes:batch/v1:Job": ("spec", "template", "spec"),
-    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    f"kubernetes:{group_version}:{kind}": (*template, "spec")
+    for kind, (group_version, template) in POD_TEMPLATES.items()
 }
 #: Kinds whose pods are placed on purpose; DaemonSets tolerate taints to run everywhere, not to get a GPU.
 GPU_PLACED_KINDS = frozenset(POD_SPEC_PATHS) - {"kubernetes:apps/v1:DaemonSet"}
 
 #: An exact chart version (SemVer, optional leading `v` as NVIDIA's charts use), never a range.
 _EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
-_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 #: Gcore GPU flavors: bare-metal `bm3-ai-…` and anything naming a GPU model (A100, H100, H200, L40s: Gcore docs,
 #: https://gcore.com/docs/edge-ai/managed-kubernetes/overview).
 _GPU_FLAVOR = re.compile(r"(^|-)(ai|gpu)(-|$)|h100|h200|a100|l40s", re.IGNORECASE)
@@ -108,14 +113,11 @@ def image_problem(image: Any) -> str | None:
     """Why an image reference is not pinned, or None. Pinned = a digest, or a tag other than `latest`."""
     if not isinstance(image, str) or not image.strip():
         return "has no image"
-    if "@" in image:
-        return None if _DIGEST.match(image.split("@", 1)[1]) else f"has a malformed digest (`{image}`)"
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return f"has no tag (`{image}` means `latest`)"
-    if last.rsplit(":", 1)[1].lower() == "latest":
-        return f"uses the `latest` tag (`{image}`)"
-    return None
+    reason = image_unpinned(image)
+    if reason is None:
+        return None
+    return {"digest": f"has a malformed digest (`{image}`)", "untagged": f"has no tag (`{image}` means `latest`)",
+            "latest": f"uses the `latest` tag (`{image}`)"}[reason]
 
 
 def is_gpu_flavor(flavor: Any) -> bool:
@@ -538,18 +540,14 @@ gpu_pool_workloads = StackValidationPolicy(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# GPU headroom (placeholder pods that hold spare GPUs; components/headroom.py)
+# GPU headroom (placeholder pods that hold spare GPUs; renderers/headroom_specs.py)
 
 PRIORITY_CLASS_TYPE = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
-#: How the platform marks headroom placeholder pods (their pod template's label).
-HEADROOM_COMPONENT = ("app.kubernetes.io/component", "headroom")
-#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md), when the cluster does not set it.
-DEFAULT_EXPENDABLE_CUTOFF = -10
 
 
 def _is_placeholder(spec_props: Mapping[str, Any], resource_type: str) -> bool:
     labels = _get(spec_props, *POD_SPEC_PATHS[resource_type][:-1], "metadata", "labels") or {}
-    return labels.get(HEADROOM_COMPONENT[0]) == HEADROOM_COMPONENT[1]
+    return labels.get(COMPONENT_LABEL) == PLACEHOLDER_COMPONENT
 
 
 def _pod_priority(spec: Mapping[str, Any], classes: Mapping[str, float], default: float) -> float | None:
@@ -582,7 +580,8 @@ def _headroom_priority(args: StackValidationArgs, report_violation: ReportViolat
         _get(r.props, "autoscalerConfig", "expendable-pods-priority-cutoff")
         for r in args.resources if r.resource_type == CLUSTER_TYPE
     ]
-    placeholders, workloads = [], []
+    placeholders: list[tuple[PolicyResource, float | None]] = []
+    workloads: list[tuple[PolicyResource, float | None]] = []
     for res in args.resources:
         if res.resource_type not in GPU_PLACED_KINDS:
             continue
@@ -598,7 +597,7 @@ def _headroom_priority(args: StackValidationArgs, report_violation: ReportViolat
             continue
         for cutoff in cutoffs:
             try:
-                value = int(float(cutoff)) if cutoff is not None else DEFAULT_EXPENDABLE_CUTOFF
+                value = int(float(cutoff)) if cutoff is not None else AUTOSCALER_EXPENDABLE_CUTOFF
             except ValueError:
                 continue
             if priority < value:

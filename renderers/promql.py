@@ -1,7 +1,8 @@
-"""What a workload's ScaledObject asks Prometheus, and the numbers KEDA and the HPA derive from it.
+"""The PromQL a workload's ScaledObject asks Prometheus, and the threshold KEDA compares it with.
 
-Pure functions, no Pulumi: the GpuWorkload component renders them into the ScaledObject, the
-metrics-path tests run the very same strings against a real Prometheus, and the README quotes them.
+Pure functions, no Pulumi: renderers/workload_specs.py puts them into the ScaledObject, the recording rules and
+dashboards reuse them, the metrics-path tests run the very same strings against a real Prometheus, and the
+README quotes them. The HPA's arithmetic on the result is capacity/hpa.py's.
 
 Semantics (kedacore/keda-docs content/docs/2.20/scalers/prometheus.md; Kubernetes docs "Horizontal Pod
 Autoscaling", https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/; kubernetes/kubernetes
@@ -14,17 +15,14 @@ utilisation per GPU", whatever `k` is.
 
 from __future__ import annotations
 
-import math
-
-from components import dcgm
+from renderers import dcgm
 
 #: KEDA names the HPA it creates `keda-hpa-<ScaledObject name>` unless told otherwise.
 HPA_PREFIX = "keda-hpa-"
-#: The HPA's default tolerance (--horizontal-pod-autoscaler-tolerance).
-HPA_TOLERANCE = 0.1
 
 
 def hpa_name(scaled_object: str) -> str:
+    """The HPA's name: the ScaledObject sets it explicitly, the alerts and dashboards select its series by it."""
     return f"{HPA_PREFIX}{scaled_object}"
 
 
@@ -63,23 +61,6 @@ def format_number(value: float) -> str:
     return f"{value:g}"
 
 
-def hpa_desired_replicas(
-    total: float, threshold: float, current_replicas: int, tolerance: float = HPA_TOLERANCE
-) -> int:
-    """The HPA's answer for an External AverageValue metric (replica_calculator.go).
-
-    `current_replicas` counts Pending pods too (Deployment status.replicas): they add no GPU series,
-    so they dilute the average and can hold scaling back (k8s.io/api apps/v1 `DeploymentStatus.Replicas`: "Total
-    number of non-terminating pods targeted by this deployment").
-    """
-    if current_replicas <= 0:
-        raise ValueError("current_replicas must be positive")
-    usage_ratio = total / (threshold * current_replicas)
-    if abs(1.0 - usage_ratio) <= tolerance:
-        return current_replicas
-    return math.ceil(total / threshold)
-
-
 # --- serving (issue 10): triggers on the workload's own series --------------------------------------
 
 
@@ -92,14 +73,3 @@ def serving_metric_query(deployment: str, namespace: str, metric: str, window: s
     """
     selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
     return f"sum(avg_over_time({metric}{{{selector}}}[{window}]))"
-
-
-def hpa_desired_replicas_all(metrics: list[tuple[float, float]], current_replicas: int) -> int:
-    """With several metrics the HPA computes one proposal per metric and takes the largest.
-
-    kubernetes pkg/controller/podautoscaler/horizontal.go, computeReplicasForMetrics: "replicas =
-    max(replicas, replicaCountProposal)"; `metrics` is a list of (total, per-replica threshold).
-    """
-    if not metrics:
-        raise ValueError("at least one metric")
-    return max(hpa_desired_replicas(total, threshold, current_replicas) for total, threshold in metrics)

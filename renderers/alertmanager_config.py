@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from stackconfig.model import AlertingConfig
+from stackconfig import AlertingConfig
 
 NULL = "null"
 

@@ -13,7 +13,7 @@ Two dashboards, loaded by kube-prometheus-stack's Grafana sidecar from ConfigMap
 - `gpu-health.json`: temperatures, XIDs, exporter targets, GPUs reporting per node, KEDA scaler errors
   and the platform's firing alerts.
 
-Panels read the recording rules of components/alerts.py, so a dashboard shows exactly what the alerts
+Panels read the recording rules of renderers/rule_groups.py, so a dashboard shows exactly what the alerts
 and KEDA compute; tests/test_dashboards.py checks every query parses and names only recorded series.
 Workloads get their own rows (generated) instead of a `$workload` variable: each row carries the
 workload's namespace, pod regex and threshold, which a variable could not.
@@ -27,13 +27,15 @@ from typing import Any
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
-from grafana_foundation_sdk.cog.builder import Builder
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from components import alerts, dcgm, scaling
+from renderers import dcgm, promql
+from renderers import recording_rules as recorded
+from renderers import rule_groups as rules
+from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
 from stackconfig import StackConfig, WorkloadConfig
 
 DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -43,7 +45,7 @@ TAGS = ["gpu-platform"]
 #: Subquery step for GPU-hours: one sample per minute, so `sum_over_time(...) / 60` is hours.
 HOURS_STEP = "1m"
 
-Panel = Builder[dm.Panel]
+Panel = timeseries.Panel | stat.Panel | table.Panel
 
 
 class _Layout:
@@ -131,49 +133,49 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         "Pool nodes",
         "Nodes of the GPU pool (from their labels in kube-state-metrics) against minNodes and maxNodes. "
         "A bare-metal node takes 20-25 minutes from scale-up to Ready; at maxNodes the pool cannot grow.",
-        (alerts.POOL_NODES, "nodes"), (alerts.POOL_NODES_READY, "Ready"),
-        (alerts.POOL_NODES_MIN, "minNodes"), (alerts.POOL_NODES_MAX, "maxNodes"),
+        (recorded.POOL_NODES, "nodes"), (recorded.POOL_NODES_READY, "Ready"),
+        (recorded.POOL_NODES_MIN, "minNodes"), (recorded.POOL_NODES_MAX, "maxNodes"),
     ), 12, 8)
     layout.add(_timeseries(
         "GPUs: provisioned, allocatable, allocated",
         "Provisioned: pool nodes × GPUs per node (billed). Allocatable: what the device plugin offers "
         "(lower than provisioned while a node is booting or broken). Allocated: GPUs requested by Running pods.",
-        (alerts.POOL_GPUS_PROVISIONED, "provisioned"), (alerts.POOL_GPUS_ALLOCATABLE, "allocatable"),
-        (alerts.POOL_GPUS_ALLOCATED, "allocated"),
+        (recorded.POOL_GPUS_PROVISIONED, "provisioned"), (recorded.POOL_GPUS_ALLOCATABLE, "allocatable"),
+        (recorded.POOL_GPUS_ALLOCATED, "allocated"),
     ), 12, 8)
     layout.add(_timeseries(
         "Pending GPU pods",
         "Pods that request nvidia.com/gpu and are Pending. They trigger the Cluster Autoscaler and, while "
         "they wait, count in the HPA's replicas without adding GPU utilisation.",
-        (f"count by (namespace) ({alerts.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
+        (f"count by (namespace) ({recorded.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
     ), 12, 8)
     layout.add(_timeseries(
         "GPU utilisation per node",
         f"Average {dcgm.GPU_UTIL_METRIC} of each node's GPUs (each GPU counted once).",
-        (alerts.NODE_GPU_UTIL, "{{node}}"), unit="percent", max_=100,
+        (recorded.NODE_GPU_UTIL, "{{node}}"), unit="percent", max_=100,
     ), 12, 8)
     layout.add(_stat(
         "GPU-hours allocated",
         "GPU-hours requested by Running pods over the dashboard's time range (sampled each minute).",
-        _hours(alerts.POOL_GPUS_ALLOCATED), "none"), 6, 4)
+        _hours(recorded.POOL_GPUS_ALLOCATED), "none"), 6, 4)
     layout.add(_stat(
         "GPU-hours provisioned",
         "GPU-hours of the pool's nodes over the time range: what the bare-metal servers are billed for.",
-        _hours(alerts.POOL_GPUS_PROVISIONED), "none"), 6, 4)
+        _hours(recorded.POOL_GPUS_PROVISIONED), "none"), 6, 4)
     layout.add(_stat(
         "Idle share of provisioned GPU-hours",
         "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({_hours(alerts.POOL_GPUS_ALLOCATED)}) / ({_hours(alerts.POOL_GPUS_PROVISIONED)})",
+        f"1 - ({_hours(recorded.POOL_GPUS_ALLOCATED)}) / ({_hours(recorded.POOL_GPUS_PROVISIONED)})",
         "percentunit"), 6, 4)
     layout.add(_stat(
         "Cost of provisioned GPU-hours",
         "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your price).",
-        f"{_hours(alerts.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
+        f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
-    threshold = scaling.threshold_value(w.target_utilization, w.gpus_per_pod)
-    pods = f'namespace="{w.namespace}",pod=~"{scaling.pod_name_regex(w.name)}"'
+    threshold = promql.threshold_value(w.target_utilization, w.gpus_per_pod)
+    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     layout.row(
         f"Workload {w.namespace}/{w.name}: {w.gpus_per_pod} GPU(s) per pod, target {w.target_utilization:g} % "
         f"per GPU, {w.min_replicas}-{w.max_replicas} replicas"
@@ -181,17 +183,17 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
     layout.add(_timeseries(
         "Replicas: wanted, desired, current, available, max",
         f"Wanted: ceil(KEDA's value / {threshold:g}), what the metric alone asks for. Desired: the HPA "
-        f"{scaling.hpa_name(w.name)} after its 10 % tolerance, behaviour and limits. Current: pods the HPA "
+        f"{promql.hpa_name(w.name)} after its 10 % tolerance, behaviour and limits. Current: pods the HPA "
         "counts (Pending ones too). Available: pods serving. Desired above available for long means pods wait "
         "for GPUs; wanted above max means maxReplicas caps the workload.",
-        (_wl(alerts.WL_WANTED, w), "wanted by metric"), (_wl(alerts.WL_DESIRED, w), "desired (HPA)"),
-        (_wl(alerts.WL_CURRENT, w), "current"), (_wl(alerts.WL_AVAILABLE, w), "available"),
-        (_wl(alerts.WL_MAX, w), "maxReplicas"),
+        (_wl(recorded.WL_WANTED, w), "wanted by metric"), (_wl(recorded.WL_DESIRED, w), "desired (HPA)"),
+        (_wl(recorded.WL_CURRENT, w), "current"), (_wl(recorded.WL_AVAILABLE, w), "available"),
+        (_wl(recorded.WL_MAX, w), "maxReplicas"),
     ), 12, 8)
     layout.add(_timeseries(
         "Average utilisation per GPU vs target",
         f"Mean utilisation of the workload's GPUs; KEDA scales to hold it near {w.target_utilization:g} %.",
-        (_wl(alerts.WL_UTIL_AVG, w), "per-GPU average"), (_wl(alerts.WL_UTIL_TARGET, w), "target"),
+        (_wl(recorded.WL_UTIL_AVG, w), "per-GPU average"), (_wl(recorded.WL_UTIL_TARGET, w), "target"),
         unit="percent", max_=100,
     ), 12, 8)
     layout.add(_timeseries(
@@ -199,34 +201,34 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
         f"The ScaledObject's query result (sum over the workload's GPUs) and {threshold:g} × current replicas. "
         "The HPA acts when they differ by more than 10 %. A gap in KEDA's value means an empty query: KEDA "
         "then uses its fallback.",
-        (_wl(alerts.WL_UTIL_SUM, w), "KEDA value"), (f"{_wl(alerts.WL_CURRENT, w)} * {threshold:g}",
+        (_wl(recorded.WL_UTIL_SUM, w), "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {threshold:g}",
                                                       "threshold × current replicas"),
     ), 12, 8)
     layout.add(_timeseries(
         "GPU utilisation per pod",
         "Average utilisation of each pod's GPUs, from the labels dcgm-exporter sets for the pod holding a GPU.",
-        (f"{alerts.POD_GPU_UTIL}{{{pods}}}", "{{pod}}"), unit="percent", max_=100,
+        (f"{recorded.POD_GPU_UTIL}{{{pods}}}", "{{pod}}"), unit="percent", max_=100,
     ), 12, 8)
     layout.add(_stat(
         "Pending pods", "Pods of this workload waiting for a GPU.",
-        f"count({alerts.POD_GPU_PENDING}{{{pods}}}) or vector(0)", "none", 0), 6, 4)
+        f"count({recorded.POD_GPU_PENDING}{{{pods}}}) or vector(0)", "none", 0), 6, 4)
     layout.add(_stat(
         "GPU-hours used", "GPU-hours requested by this workload's Running pods over the time range.",
-        _hours(_wl(alerts.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
+        _hours(_wl(recorded.WL_GPUS_ALLOCATED, w)), "none"), 6, 4)
     _serving_panels(layout, w)
 
 
 def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
-    pods = f'namespace="{w.namespace}",pod=~"{scaling.pod_name_regex(w.name)}"'
+    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     for t in w.triggers:
-        query = scaling.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+        query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
         layout.add(_timeseries(
             f"Trigger {t.name}: {t.metric} vs threshold × replicas",
             f"The trigger's query (sum over the workload's pods) against {t.threshold:g} × current replicas, and "
             "the replicas it alone asks for. The HPA follows the largest recommendation of all triggers, so "
             "this one scales the workload when it asks for more than GPU utilisation does.",
-            (query, "KEDA value"), (f"{_wl(alerts.WL_CURRENT, w)} * {t.threshold:g}", "threshold × current"),
+            (query, "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {t.threshold:g}", "threshold × current"),
             (f"ceil(({query}) / {t.threshold:g})", "replicas wanted by this trigger"),
         ), 12, 8)
         layout.add(_timeseries(
@@ -248,13 +250,13 @@ def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
         "placeholders (a workload took their GPUs; they wait for the node the autoscaler adds, or forever at "
         "maxNodes, see GpuHeadroomNotRestored). Target: placeholder replicas × GPUs per placeholder (moves "
         "with the schedules).",
-        (alerts.HEADROOM_GPUS_HELD, "held"), (alerts.HEADROOM_GPUS_PENDING, "preempted (Pending)"),
-        (alerts.HEADROOM_GPUS_WANTED, "target"), stack=False,
+        (recorded.HEADROOM_GPUS_HELD, "held"), (recorded.HEADROOM_GPUS_PENDING, "preempted (Pending)"),
+        (recorded.HEADROOM_GPUS_WANTED, "target"), stack=False,
     ), 18, 8)
     layout.add(_stat(
         "Cost of held headroom",
         "GPU-hours held by Running placeholders over the time range × the `gpu_hour_price` variable.",
-        f"{_hours(alerts.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "currencyEUR", 0), 6, 8)
+        f"{_hours(recorded.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "currencyEUR", 0), 6, 8)
 
 
 def _dashboard(uid: str, title: str, description: str, layout: _Layout,
@@ -276,7 +278,7 @@ def _dashboard(uid: str, title: str, description: str, layout: _Layout,
 def _health(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     layout.row("Alerts")
-    names = "|".join(sorted(alerts.alert_names(alerts.rule_groups(cfg))))
+    names = "|".join(sorted(rules.alert_names(rules.rule_groups(cfg))))
     layout.add(_table(
         "Firing GPU platform alerts",
         "Alerts of the gpu-platform PrometheusRule that fire now (descriptions hold the runbook).",
@@ -284,26 +286,26 @@ def _health(cfg: StackConfig) -> dict[str, Any]:
     ), 24, 6)
     layout.row("GPUs")
     layout.add(_timeseries(
-        "GPU temperature", f"Warning above {alerts.GPU_TEMP_WARNING_C} °C, critical above "
-        f"{alerts.GPU_TEMP_CRITICAL_C} °C (GpuTemperatureHigh / GpuTemperatureCritical).",
-        (alerts.GPU_TEMP, "{{node}} GPU {{gpu}}"), unit="celsius",
-        thresholds=[("green", None), ("orange", alerts.GPU_TEMP_WARNING_C), ("red", alerts.GPU_TEMP_CRITICAL_C)],
+        "GPU temperature", f"Warning above {rules.GPU_TEMP_WARNING_C} °C, critical above "
+        f"{rules.GPU_TEMP_CRITICAL_C} °C (GpuTemperatureHigh / GpuTemperatureCritical).",
+        (recorded.GPU_TEMP, "{{node}} GPU {{gpu}}"), unit="celsius",
+        thresholds=[("green", None), ("orange", rules.GPU_TEMP_WARNING_C), ("red", rules.GPU_TEMP_CRITICAL_C)],
     ), 12, 8)
     layout.add(_timeseries(
         "XID errors (last code, 5 min window)", "Non-zero: the GPU reported an XID (GpuXidError / "
         "GpuXidErrorCritical name the codes).",
-        (f"{alerts.GPU_XID_RECENT} > 0", "{{node}} GPU {{gpu}} {{UUID}}"),
+        (f"{recorded.GPU_XID_RECENT} > 0", "{{node}} GPU {{gpu}} {{UUID}}"),
     ), 12, 8)
     layout.add(_timeseries(
         "GPUs reporting vs allocatable, per node",
         "GPUs with DCGM series per node (needs the `node` relabeling) against what the device plugin offers.",
-        (alerts.NODE_GPUS_REPORTING, "{{node}} reporting"),
-        (f'kube_node_status_allocatable{{job="{alerts.KSM_JOB}",resource="{alerts.KSM_GPU_RESOURCE}"}} '
-         f"and on (node) {alerts.POOL_NODE}", "{{node}} allocatable"),
+        (recorded.NODE_GPUS_REPORTING, "{{node}} reporting"),
+        (f'kube_node_status_allocatable{{job="{KSM_JOB}",resource="{KSM_GPU_RESOURCE}"}} '
+         f"and on (node) {recorded.POOL_NODE}", "{{node}} allocatable"),
     ), 12, 8)
     layout.add(_timeseries(
         "DCGM exporter targets", "1 = the exporter pod of the node was scraped successfully.",
-        (f'up{{job="{alerts.DCGM_JOB}"}}', "{{node}}"), max_=1,
+        (f'up{{job="{rules.DCGM_JOB}"}}', "{{node}}"), max_=1,
     ), 12, 8)
     layout.row("KEDA")
     layout.add(_timeseries(

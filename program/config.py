@@ -1,0 +1,62 @@
+"""The stack's config and secrets, read from the Pulumi engine and checked before any resource is registered.
+
+The stack file beside the program is read strictly first (a duplicate key or a tab is refused with its position,
+which the engine's own parse would hide), then every config key the engine passes is checked by stackconfig;
+secrets are taken only from `secrets:` keys set with `--secret`. Any problem raises one `InvalidStackConfig`
+listing them all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from stackconfig import ConfigError, Problem, StackConfig, check_config
+from stackconfig.stackfile import read_stack_file
+from stacknames import SECRETS_NAMESPACE
+
+
+class InvalidStackConfig(ConfigError, pulumi.RunError):
+    """A RunError, so that `pulumi up` prints the problems without a traceback: the Python language host logs a
+    RunError's message alone (pulumi/pulumi, sdk/python/cmd/pulumi-language-python-exec)."""
+
+
+def stack_config(project_dir: Path) -> StackConfig:
+    """The stack file's YAML (duplicate keys, tabs) when it is beside the program, then every config key."""
+    stack_file = project_dir / f"Pulumi.{pulumi.get_stack()}.yaml"
+    try:
+        if stack_file.exists():
+            read_stack_file(stack_file)
+        everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+        return check_config(everything, pulumi.get_project())
+    except ConfigError as exc:
+        raise InvalidStackConfig(exc.problems) from None
+
+
+def secret_config(keys: list[str]) -> dict[str, pulumi.Output[str]]:
+    """The values of `secrets:<key>` as secret Outputs; unset or plain-text keys are refused, all at once.
+
+    A plain value would sit readable in the stack file and in git: Pulumi marks a key secret only when it
+    was set with `--secret`. The CLI passes the secret keys in PULUMI_CONFIG_SECRET_KEYS, and Pulumi's
+    python executor hands them to `pulumi.runtime.set_all_config` (pulumi/pulumi sdk/python/cmd/
+    pulumi-language-python-exec), which `is_config_secret` reads; the variable is checked too for SDKs that
+    configured the runtime differently.
+    """
+    conf, out, problems = pulumi.Config(SECRETS_NAMESPACE), {}, []
+    secret_keys = set(runtime_config.get_config_secret_keys_env())
+    for key in keys:
+        full = f"{SECRETS_NAMESPACE}:{key}"
+        command = f"pulumi config set --secret {full} <value>"
+        if runtime_config.get_config(full) is None:
+            problems.append(Problem(full, None, "is referenced by the stack config but not set", f"run `{command}`"))
+        elif not (runtime_config.is_config_secret(full) or full in secret_keys):
+            problems.append(Problem(full, "(plain text, not shown)",
+                                    "is stored in plain text in the stack file, and would be in the state too",
+                                    f"run `pulumi config rm {full}` and `{command}`"))
+        else:
+            out[key] = conf.require_secret(key)
+    if problems:
+        raise InvalidStackConfig(problems)
+    return out

@@ -1,0 +1,154 @@
+"""The stack outputs: the contract other stacks read through `pulumi.StackReference` (docs/outputs.md).
+
+`stack_outputs` builds them from the config and the components `__main__.py` wired; `StackOutputs.export` hands
+them to the engine under their contract names. The values that follow from config alone are plain functions
+(`gpu_pool_output`, `workload_outputs`, `headroom_output`), so the consumer example and the tests read the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.cluster import GpuCluster
+from components.gpu_operator import GpuOperator
+from components.keda import Keda
+from components.monitoring import Monitoring
+from components.workload import WorkloadNamespaces, WorkloadPriority
+from renderers import promql, workload_specs
+from renderers.headroom_specs import max_replicas, replicas
+from stackconfig import HeadroomConfig, StackConfig
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    """Every output of the stack, under its Python name; `export` uses the contract's camelCase names."""
+
+    cluster_name: pulumi.Input[str]
+    cluster_id: pulumi.Input[str]
+    #: Secret: the provider does not mark it, GpuCluster does.
+    kubeconfig: pulumi.Input[str]
+    kubernetes_version: pulumi.Input[str]
+    gpu_pool: Mapping[str, Any]
+    namespaces: Mapping[str, Any]
+    prometheus_url: pulumi.Input[str]
+    #: Secret (a generated password).
+    grafana_admin_password: pulumi.Input[str]
+    chart_versions: Mapping[str, str]
+    workloads: Mapping[str, Any]
+    priority_classes: Mapping[str, Any]
+    headroom: Mapping[str, Any] | None
+
+    def export(self) -> None:
+        for name, value in self.as_dict().items():
+            pulumi.export(name, value)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "clusterName": self.cluster_name,
+            "clusterId": self.cluster_id,
+            "kubeconfig": self.kubeconfig,
+            "kubernetesVersion": self.kubernetes_version,
+            "gpuPool": self.gpu_pool,
+            "namespaces": self.namespaces,
+            "prometheusUrl": self.prometheus_url,
+            "grafanaAdminPassword": self.grafana_admin_password,
+            "chartVersions": self.chart_versions,
+            "workloads": self.workloads,
+            "priorityClasses": self.priority_classes,
+            "headroom": self.headroom,
+        }
+
+
+def stack_outputs(
+    cfg: StackConfig,
+    *,
+    cluster: GpuCluster,
+    gpu_operator: GpuOperator,
+    keda: Keda,
+    monitoring: Monitoring,
+    namespaces: WorkloadNamespaces,
+    workload_priority: WorkloadPriority,
+) -> StackOutputs:
+    pool = cfg.gpu_pool
+    return StackOutputs(
+        cluster_name=cluster.cluster.name,
+        cluster_id=cluster.cluster.id,
+        kubeconfig=cluster.kubeconfig,
+        kubernetes_version=cluster.cluster.version,
+        gpu_pool=gpu_pool_output(cfg),
+        namespaces={
+            "gpuOperator": gpu_operator.namespace,
+            "keda": keda.namespace,
+            "monitoring": monitoring.namespace,
+            "workloads": sorted(namespaces.names),
+        },
+        prometheus_url=monitoring.prometheus_url,
+        grafana_admin_password=monitoring.grafana_password,
+        chart_versions=cfg.charts.model_dump(by_alias=True),
+        workloads=workload_outputs(cfg),
+        priority_classes={"workload": workload_priority.priority_class.metadata.name},
+        headroom=headroom_output(pool.headroom, cfg.headroom_pod_gpus, pool.price_per_gpu_hour),
+    )
+
+
+def gpu_pool_output(cfg: StackConfig) -> dict[str, Any]:
+    """Flavor, node range, GPUs, and the labels and taints a GPU pod must select and tolerate."""
+    pool = cfg.gpu_pool
+    return {
+        "name": pool.name,
+        "flavor": pool.flavor,
+        "minNodes": pool.min_nodes,
+        "maxNodes": pool.max_nodes,
+        "gpusPerNode": pool.gpus,
+        "minGpus": pool.min_nodes * pool.gpus,
+        "maxGpus": cfg.max_gpus,
+        "labels": dict(pool.labels),
+        "taints": dict(pool.taints),
+    }
+
+
+def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
+    """Per workload: where it runs, what scales it and on which query and threshold."""
+    return {
+        w.name: {
+            "namespace": w.namespace,
+            "deployment": w.name,
+            "scaledObject": w.name,
+            "hpa": promql.hpa_name(w.name),
+            "query": promql.gpu_utilization_query(w.name, w.namespace),
+            "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
+            "gpusPerPod": w.gpus_per_pod,
+            "minReplicas": w.min_replicas,
+            "maxReplicas": w.max_replicas,
+            "targetUtilization": w.target_utilization,
+            "service": workload_specs.service_address(w),
+        }
+        for w in cfg.workloads
+    }
+
+
+def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float) -> dict[str, Any] | None:
+    """The `headroom` stack output: what is held, where, and what holding it costs per hour (an estimate at
+    `gpuPool.pricePerGpuHour`). None without headroom."""
+    if h is None:
+        return None
+    most = max_replicas(h, pod_gpus) * pod_gpus
+    return {
+        "gpus": h.gpus,
+        "podGpus": pod_gpus,
+        "placeholders": replicas(h, pod_gpus),
+        "maxGpus": most,
+        "namespace": HEADROOM_NAMESPACE,
+        "deployment": PLACEHOLDER_NAME,
+        "priorityClass": HEADROOM_PRIORITY_CLASS,
+        "priority": HEADROOM_PRIORITY,
+        "schedules": [s.model_dump(by_alias=True) for s in h.schedules],
+        "pricePerGpuHour": price_per_gpu_hour,
+        "hourlyCost": round(h.gpus * price_per_gpu_hour, 2),
+        "maxHourlyCost": round(most * price_per_gpu_hour, 2),
+    }

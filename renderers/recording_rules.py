@@ -1,0 +1,192 @@
+"""The recording rules: the series the alerts, the dashboards and the what-if's reviewers read instead of raw ones.
+
+Label names are the ones the sources really emit:
+- dcgm-exporter: `UUID`, `gpu`, `modelName`, `Hostname`, and `pod`/`namespace`/`container` of the pod
+  holding the GPU (NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render_metrics.go,
+  internal/pkg/transformation/const.go), kept because the ServiceMonitor honours labels; `node`
+  comes from our relabeling (renderers/dcgm.py).
+- kube-state-metrics (job `kube-state-metrics` in kube-prometheus-stack, honorLabels on): resources as
+  `nvidia_com_gpu`, node labels as `label_<sanitised key>` on `kube_node_labels` only for allow-listed
+  keys (renderers/chart_values.py `kube_state_metrics_values`).
+
+Pure functions: renderers/rule_groups.py puts `recording_rules()` first in the PrometheusRule's groups.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from renderers import dcgm, promql
+from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
+from stackconfig import StackConfig, WorkloadConfig
+from stacknames import HEADROOM_NAMESPACE, PLACEHOLDER_NAME
+
+#: Window over which an XID counts as "recent" (the gauge holds the last XID code).
+XID_WINDOW = "5m"
+
+# --- recording rule names (dashboards and alerts read these, not the raw series) -----------------
+
+POOL_NODE = "gpu_pool:node:info"
+POOL_NODE_READY = "gpu_pool:node_ready:info"
+POOL_NODES = "gpu_pool:nodes:count"
+POOL_NODES_READY = "gpu_pool:nodes_ready:count"
+POOL_NODES_MIN = "gpu_pool:nodes_min:value"
+POOL_NODES_MAX = "gpu_pool:nodes_max:value"
+POOL_GPUS_ALLOCATABLE = "gpu_pool:gpus_allocatable:sum"
+POOL_GPUS_PROVISIONED = "gpu_pool:gpus_provisioned:sum"
+POOL_GPUS_ALLOCATED = "gpu_pool:gpus_allocated:sum"
+POD_GPU_REQUESTS = "namespace_pod:gpu_requests:sum"
+POD_GPU_PENDING = "namespace_pod:gpu_pod_pending:info"
+POD_GPU_RUNNING = "namespace_pod:gpu_pod_running:info"
+POD_GPU_UTIL = "namespace_pod:dcgm_gpu_utilization:avg"
+NODE_GPU_UTIL = "node:dcgm_gpu_utilization:avg"
+NODE_GPUS_REPORTING = "node:dcgm_gpus:count"
+GPU_XID_RECENT = "node_gpu:dcgm_xid_last:max5m"
+GPU_TEMP = "node_gpu:dcgm_gpu_temp:max"
+WL_UTIL_SUM = "workload:gpu_utilization:sum"
+WL_GPUS_REPORTING = "workload:gpus_reporting:count"
+WL_UTIL_AVG = "workload:gpu_utilization:avg"
+WL_UTIL_TARGET = "workload:gpu_utilization_target:percent"
+WL_GPUS_ALLOCATED = "workload:gpus_allocated:sum"
+WL_DESIRED = "workload:replicas_desired:max"
+WL_CURRENT = "workload:replicas_current:max"
+WL_AVAILABLE = "workload:replicas_available:max"
+WL_MAX = "workload:replicas_max:max"
+WL_WANTED = "workload:replicas_wanted:ceil"
+HEADROOM_GPUS_HELD = "headroom:gpus_held:sum"
+HEADROOM_GPUS_PENDING = "headroom:gpus_pending:sum"
+HEADROOM_GPUS_WANTED = "headroom:gpus_wanted:sum"
+
+
+def sel(**matchers: str) -> str:
+    """`name="value",...` for a PromQL selector."""
+    return ",".join(f'{name}="{value}"' for name, value in matchers.items())
+
+
+def ksm(metric: str, **matchers: str) -> str:
+    """A kube-state-metrics series (its job), with more matchers."""
+    return f"{metric}{{{sel(job=KSM_JOB, **matchers)}}}"
+
+
+def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    rule: dict[str, Any] = {"record": name, "expr": expr}
+    if labels:
+        rule["labels"] = dict(labels)
+    return rule
+
+
+def _workload_labels(w: WorkloadConfig) -> dict[str, str]:
+    return {"workload": w.name, "namespace": w.namespace}
+
+
+def _wl(metric: str, w: WorkloadConfig) -> str:
+    return f'{metric}{{workload="{w.name}",namespace="{w.namespace}"}}'
+
+
+# --- recording rules -----------------------------------------------------------------------------
+
+
+def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    pool_matchers = {ksm_label_name(k): v for k, v in sorted(pool_node_labels(cfg).items())}
+    ready = ksm("kube_node_status_condition", condition="Ready", status="true")
+    running = ksm("kube_pod_status_phase", phase="Running")
+    pending = ksm("kube_pod_status_phase", phase="Pending")
+    return [
+        _record(POOL_NODE, f"max by (node) ({ksm('kube_node_labels', **pool_matchers)})"),
+        _record(POOL_NODE_READY, f"{POOL_NODE} and on (node) (max by (node) ({ready}) == 1)"),
+        _record(POOL_NODES, f"count({POOL_NODE})"),
+        _record(POOL_NODES_READY, f"count({POOL_NODE_READY})"),
+        _record(POOL_NODES_MIN, f"vector({cfg.gpu_pool.min_nodes})"),
+        _record(POOL_NODES_MAX, f"vector({cfg.gpu_pool.max_nodes})"),
+        _record(
+            POOL_GPUS_ALLOCATABLE,
+            f"sum({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} and on (node) {POOL_NODE})",
+        ),
+        # Bare-metal nodes are billed per node, whether their GPUs are allocatable or busy.
+        _record(POOL_GPUS_PROVISIONED, f"{POOL_NODES} * {cfg.gpu_pool.gpus}"),
+        _record(
+            POD_GPU_REQUESTS,
+            f"sum by (namespace, pod) ({ksm('kube_pod_container_resource_requests', resource=KSM_GPU_RESOURCE)})",
+        ),
+        _record(POD_GPU_PENDING, f"(max by (namespace, pod) ({pending}) == 1) and on (namespace, pod) "
+                                 f"({POD_GPU_REQUESTS} > 0)"),
+        _record(POD_GPU_RUNNING, f"(max by (namespace, pod) ({running}) == 1) and on (namespace, pod) "
+                                 f"({POD_GPU_REQUESTS} > 0)"),
+        _record(POOL_GPUS_ALLOCATED, f"sum({POD_GPU_REQUESTS} and on (namespace, pod) {POD_GPU_RUNNING})"),
+    ]
+
+
+def _dcgm_rules() -> list[dict[str, Any]]:
+    util = f"clamp({dcgm.GPU_UTIL_METRIC}, 0, 100)"
+    gpu = dcgm.GPU_ID_LABEL
+    node = dcgm.NODE_LABEL
+    return [
+        # `max by (..., UUID)` first: a GPU counts once even if a second scrape path ever duplicates it.
+        _record(NODE_GPU_UTIL, f"avg by ({node}) (max by ({node}, {gpu}) ({util}))"),
+        _record(NODE_GPUS_REPORTING, f"count by ({node}) (max by ({node}, {gpu}) ({dcgm.GPU_UTIL_METRIC}))"),
+        _record(
+            POD_GPU_UTIL,
+            f'avg by (namespace, pod) (max by (namespace, pod, {gpu}) '
+            f'(clamp({dcgm.GPU_UTIL_METRIC}{{namespace!="",pod!=""}}, 0, 100)))',
+        ),
+        _record(
+            GPU_XID_RECENT,
+            f"max by ({node}, gpu, {gpu}, modelName) (max_over_time(DCGM_FI_DEV_XID_ERRORS[{XID_WINDOW}]))",
+        ),
+        _record(GPU_TEMP, f"max by ({node}, gpu, {gpu}, modelName) (DCGM_FI_DEV_GPU_TEMP)"),
+    ]
+
+
+def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
+    return f"max({ksm(metric, namespace=w.namespace, horizontalpodautoscaler=promql.hpa_name(w.name))})"
+
+
+def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
+    labels = _workload_labels(w)
+    selector = sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
+    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
+    available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
+    return [
+        # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
+        _record(WL_UTIL_SUM, promql.gpu_utilization_query(w.name, w.namespace), labels),
+        _record(
+            WL_GPUS_REPORTING,
+            f"count(max by ({dcgm.GPU_ID_LABEL}) ({dcgm.GPU_UTIL_METRIC}{{{selector}}}))",
+            labels,
+        ),
+        # Per-GPU average: the quantity `targetUtilization` is about, whatever gpusPerPod is.
+        _record(WL_UTIL_AVG, f"{_wl(WL_UTIL_SUM, w)} / {_wl(WL_GPUS_REPORTING, w)}", labels),
+        _record(WL_UTIL_TARGET, f"vector({promql.format_number(w.target_utilization)})", labels),
+        _record(
+            WL_GPUS_ALLOCATED,
+            f"sum({POD_GPU_REQUESTS}{{{selector}}} and on (namespace, pod) {POD_GPU_RUNNING})",
+            labels,
+        ),
+        _record(WL_DESIRED, _hpa_metric("kube_horizontalpodautoscaler_status_desired_replicas", w), labels),
+        _record(WL_CURRENT, _hpa_metric("kube_horizontalpodautoscaler_status_current_replicas", w), labels),
+        _record(WL_MAX, _hpa_metric("kube_horizontalpodautoscaler_spec_max_replicas", w), labels),
+        _record(WL_AVAILABLE, f"max({available})", labels),
+        # What the metric alone asks for (the HPA formula before tolerance and maxReplicas).
+        _record(WL_WANTED, f"ceil({_wl(WL_UTIL_SUM, w)} / {threshold})", labels),
+    ]
+
+
+def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    """GPUs the headroom placeholders hold (Running), lack (Pending: preempted by a burst or waiting for a
+    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules)."""
+    held = f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}"}}'
+    replicas = ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment=PLACEHOLDER_NAME)
+    return [
+        _record(HEADROOM_GPUS_HELD, f"sum({held} and on (namespace, pod) {POD_GPU_RUNNING}) or vector(0)"),
+        _record(HEADROOM_GPUS_PENDING, f"sum({held} and on (namespace, pod) {POD_GPU_PENDING}) or vector(0)"),
+        _record(HEADROOM_GPUS_WANTED, f"max({replicas}) * {cfg.headroom_pod_gpus}"),
+    ]
+
+
+def recording_rules(cfg: StackConfig) -> list[dict[str, Any]]:
+    """Every recording rule of the stack: pool, DCGM, per workload, headroom."""
+    records = [*_pool_rules(cfg), *_dcgm_rules()]
+    for w in cfg.workloads:
+        records.extend(_workload_rules(w))
+    records.extend(_headroom_rules(cfg))
+    return records

@@ -1,0 +1,311 @@
+"""GPU platform alerts: what an on-call engineer needs when scaling goes wrong, and the PrometheusRule's groups.
+
+No comparable stack ships GPU alerts (none in awslabs/ai-on-eks, awslabs/data-on-eks, aws-ia/terraform-aws-eks-
+blueprints, GoogleCloudPlatform/ai-on-gke, NVIDIA Cloud Native Stack), and every failure in this platform is
+silent: a GPU node that joins without allocatable GPUs, pods Pending behind a pool already at its
+maximum, a DCGM scrape that stops (KEDA then runs on its fallback), a scaler that errors. Each alert
+here names one of those states, and its description is a runbook (renderers/runbooks/<alert>.txt): what it
+means, the likely causes on Gcore bare metal, what to check with kubectl, what to do.
+
+Pure functions, no Pulumi: the Monitoring component renders `rule_groups()` into a
+`monitoring.coreos.com/v1` PrometheusRule, and tests/test_alerts.py runs the very same groups through
+`promtool test rules` on synthetic series. The alerts read the recording rules of renderers/recording_rules.py
+and the KEDA operator's own series (2.20, `pkg/metricscollector/prommetrics.go`): `keda_scaler_detail_errors_total`
+and `keda_scaled_object_errors_total` with `namespace`/`scaledObject` (renderers/chart_values.py
+`keda_service_monitor`).
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from renderers import dcgm
+from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, pool_node_labels
+from renderers.recording_rules import (
+    GPU_TEMP,
+    GPU_XID_RECENT,
+    HEADROOM_GPUS_PENDING,
+    NODE_GPUS_REPORTING,
+    POD_GPU_PENDING,
+    POOL_NODE_READY,
+    POOL_NODES,
+    WL_AVAILABLE,
+    WL_DESIRED,
+    WL_GPUS_REPORTING,
+    WL_MAX,
+    WL_WANTED,
+    XID_WINDOW,
+    ksm,
+    recording_rules,
+    sel,
+)
+from stackconfig import StackConfig
+from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE
+
+# --- where the metrics come from ---------------------------------------------------------------
+
+#: The GPU Operator's ServiceMonitor has `jobLabel: app`, and the exporter Service's `app` label is this.
+DCGM_JOB = dcgm.EXPORTER_APP_LABEL
+
+# --- thresholds (each with its reason) ---------------------------------------------------------
+
+#: Gcore: GPUs become allocatable "up to 5-10 min after the node is ready" (Gcore docs, "Configure GPU autoscaling
+#: for Kubernetes", https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes);
+#: kubernetes/autoscaler #451 saw up to ~15 min. Past that, the node is broken, not slow.
+ALLOCATABLE_GRACE = "15m"
+#: A Ready GPU node whose exporter reports nothing: the exporter pod starts within minutes of the operator.
+DCGM_MISSING_FOR = "10m"
+#: Running pods but no GPU series: KEDA's query is empty and the ScaledObject runs on its fallback after
+#: `failureThreshold` polls; 5 minutes rules out one scrape hiccup.
+WORKLOAD_METRICS_MISSING_FOR = "5m"
+#: The pool is full and a workload lacks replicas: long enough for a large image to pull on a free GPU.
+POOL_EXHAUSTED_FOR = "15m"
+#: A workload asks for more than maxReplicas: sustained demand, not a spike.
+AT_MAX_REPLICAS_FOR = "15m"
+KEDA_ERRORS_FOR = "5m"
+KEDA_METRICS_ABSENT_FOR = "10m"
+#: H100/A100 datasheets throttle near 90 °C; sustained 85 °C on a bare-metal node means cooling trouble.
+GPU_TEMP_WARNING_C = 85
+GPU_TEMP_CRITICAL_C = 90
+GPU_TEMP_WARNING_FOR = "10m"
+GPU_TEMP_CRITICAL_FOR = "2m"
+#: XID codes that mean broken hardware or a GPU that needs a reset (NVIDIA "XID Errors" catalogue):
+#: 48 double-bit ECC, 61/62 internal micro-controller fault, 63/64 ECC page retirement / row remapping,
+#: 74 NVLink error, 79 GPU has fallen off the bus, 92 high single-bit ECC rate, 94/95 contained /
+#: uncontained ECC error, 119/120 GSP RPC timeout / GSP error, 140 unrecovered ECC error.
+#: Others (13, 31, 43, 45 ...) usually come from the application and get a warning.
+XID_CRITICAL_CODES: tuple[int, ...] = (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
+#: Placeholders Pending at maxNodes: the autoscaler cannot restore them; 15 min rules out a node on its way
+#: out (scale-down) or a rollout of the placeholders themselves.
+HEADROOM_NOT_RESTORED_FOR = "15m"
+
+
+def _alert(
+    name: str, expr: str, for_: str, severity: str, summary: str, description: str
+) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": for_,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": " ".join(description.split())},
+    }
+
+
+def _headroom_alerts(cfg: StackConfig, values: Mapping[str, object]) -> list[dict[str, Any]]:
+    """Only with headroom: the pool is at maxNodes, so Pending placeholders will not get their node back.
+
+    `warning`, the lowest severity that reaches a receiver: kube-prometheus-stack's default Alertmanager
+    config inhibits `severity: info` alerts (its InfoInhibitor rule) unless a warning fires beside them.
+    """
+    pool, h = cfg.gpu_pool, cfg.gpu_pool.headroom
+    if h is None:
+        return []
+    return [
+        _alert(
+            "GpuHeadroomNotRestored",
+            f"({HEADROOM_GPUS_PENDING} > 0) and on () ({POOL_NODES} >= {pool.max_nodes})",
+            HEADROOM_NOT_RESTORED_FOR,
+            "warning",
+            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool is at maxNodes ({pool.max_nodes})",
+            runbook("GpuHeadroomNotRestored", values),
+        )
+    ]
+
+
+# --- alerts --------------------------------------------------------------------------------------
+
+#: An alert's description (its runbook) is the text file `runbooks/<alert>.txt`.
+RUNBOOKS = Path(__file__).resolve().parent / "runbooks"
+#: A GPU as dcgm-exporter's labels name it, in Prometheus' own template language.
+GPU_REF = "GPU {{ $labels.gpu }} ({{ $labels.UUID }}, {{ $labels.modelName }}) on node {{ $labels.node }}"
+
+
+class _Runbook(string.Template):
+    """Only `${name}` is replaced; Prometheus' own `{{ $labels.node }}` and `{{ $value }}` pass through."""
+
+    # A string, as string.Template documents it (its metaclass compiles it); typeshed types the compiled pattern.
+    pattern = r"(?P<escaped>(?!x)x)|(?P<named>(?!x)x)|\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<invalid>(?!x)x)"  # type: ignore[assignment]
+
+
+@functools.cache
+def _runbook_text(alert: str) -> str:
+    return (RUNBOOKS / f"{alert}.txt").read_text(encoding="utf-8")
+
+
+def runbook(alert: str, values: Mapping[str, object]) -> str:
+    """The alert's runbook with the stack's values in; a placeholder without a value is a KeyError."""
+    return _Runbook(_runbook_text(alert)).substitute(values)
+
+
+def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace: str) -> dict[str, object]:
+    """What the runbooks may say: the pool as the stack configures it, the namespaces, and the thresholds above."""
+    pool = cfg.gpu_pool
+    labels = sorted(pool_node_labels(cfg).items())
+    return {
+        "pool_name": pool.name,
+        "pool_flavor": pool.flavor,
+        "pool_gpus": pool.gpus,
+        "pool_max_nodes": pool.max_nodes,
+        "pool_provision_minutes": pool.provision_minutes,
+        "pool_labels": ", ".join(f"{k}={v}" for k, v in labels),
+        "node_selector": ",".join(f"{k}={v}" for k, v in labels),
+        "gpu_operator_namespace": gpu_operator_namespace,
+        "keda_namespace": keda_namespace,
+        "gpu_ref": GPU_REF,
+        "EXPORTER_APP_LABEL": dcgm.EXPORTER_APP_LABEL,
+        "EXPORTER_SERVICE": dcgm.EXPORTER_SERVICE,
+        "GPU_UTIL_METRIC": dcgm.GPU_UTIL_METRIC,
+        "DCGM_JOB": DCGM_JOB,
+        "KEDA_OPERATOR": KEDA_OPERATOR,
+        "HEADROOM_NAMESPACE": HEADROOM_NAMESPACE,
+        "ALLOCATABLE_GRACE": ALLOCATABLE_GRACE,
+        "AT_MAX_REPLICAS_FOR": AT_MAX_REPLICAS_FOR,
+        "KEDA_ERRORS_FOR": KEDA_ERRORS_FOR,
+        "KEDA_METRICS_ABSENT_FOR": KEDA_METRICS_ABSENT_FOR,
+        "XID_WINDOW": XID_WINDOW,
+        "GPU_TEMP_WARNING_C": GPU_TEMP_WARNING_C,
+        "GPU_TEMP_WARNING_FOR": GPU_TEMP_WARNING_FOR,
+        "GPU_TEMP_CRITICAL_C": GPU_TEMP_CRITICAL_C,
+        "GPU_TEMP_CRITICAL_FOR": GPU_TEMP_CRITICAL_FOR,
+        "HEADROOM_NOT_RESTORED_FOR": HEADROOM_NOT_RESTORED_FOR,
+    }
+
+
+
+def _alerts(cfg: StackConfig, keda_namespace: str, values: Mapping[str, object]) -> list[dict[str, Any]]:
+    pool = cfg.gpu_pool
+    critical_xid = " or ".join(f"{GPU_XID_RECENT} == {code}" for code in XID_CRITICAL_CODES)
+    gpu_ref = GPU_REF
+    return [
+        _alert(
+            "GpuNodeGpusNotAllocatable",
+            f"{POOL_NODE_READY} unless on (node) "
+            f"({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} > 0)",
+            ALLOCATABLE_GRACE,
+            "warning",
+            "GPU node {{ $labels.node }} is Ready but offers no allocatable nvidia.com/gpu",
+            runbook("GpuNodeGpusNotAllocatable", values),
+        ),
+        _alert(
+            "GpuPodPendingTooLong",
+            # Placeholders are Pending by design after a burst (GpuHeadroomNotRestored covers them).
+            f'{POD_GPU_PENDING}{{namespace!="{HEADROOM_NAMESPACE}"}}',
+            f"{pool.provision_minutes}m",
+            "warning",
+            "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending longer than a GPU node takes "
+            "to provision",
+            runbook("GpuPodPendingTooLong", values),
+        ),
+        _alert(
+            "GpuPoolAtMaxNodes",
+            f"({WL_DESIRED} > {WL_AVAILABLE}) and on () ({POOL_NODES} >= {pool.max_nodes})",
+            POOL_EXHAUSTED_FOR,
+            "critical",
+            f"GPU pool is at maxNodes ({pool.max_nodes}) and workload {{{{ $labels.namespace }}}}/"
+            "{{ $labels.workload }} wants more replicas than are available",
+            runbook("GpuPoolAtMaxNodes", values),
+        ),
+        _alert(
+            "GpuWorkloadAtMaxReplicas",
+            f"{WL_WANTED} > {WL_MAX}",
+            AT_MAX_REPLICAS_FOR,
+            "warning",
+            "Workload {{ $labels.namespace }}/{{ $labels.workload }} wants {{ $value }} replicas, more than "
+            "its maxReplicas",
+            runbook("GpuWorkloadAtMaxReplicas", values),
+        ),
+        _alert(
+            "DcgmExporterMissing",
+            f"{POOL_NODE_READY} unless on (node) {NODE_GPUS_REPORTING}",
+            DCGM_MISSING_FOR,
+            "critical",
+            "No DCGM GPU metrics from Ready GPU node {{ $labels.node }}",
+            runbook("DcgmExporterMissing", values),
+        ),
+        _alert(
+            "GpuWorkloadMetricsMissing",
+            f"{WL_AVAILABLE} > 0 unless on (namespace, workload) {WL_GPUS_REPORTING}",
+            WORKLOAD_METRICS_MISSING_FOR,
+            "critical",
+            "KEDA's GPU query for {{ $labels.namespace }}/{{ $labels.workload }} returns nothing while its "
+            "pods run",
+            runbook("GpuWorkloadMetricsMissing", values),
+        ),
+        _alert(
+            "KedaScalerErrors",
+            "sum by (namespace, scaledObject) (rate(keda_scaler_detail_errors_total[5m])) > 0"
+            " or sum by (namespace, scaledObject) (rate(keda_scaled_object_errors_total[5m])) > 0",
+            KEDA_ERRORS_FOR,
+            "warning",
+            "KEDA scaler of ScaledObject {{ $labels.namespace }}/{{ $labels.scaledObject }} is failing",
+            runbook("KedaScalerErrors", values),
+        ),
+        _alert(
+            "KedaMetricsAbsent",
+            f'absent(up{{{sel(job=KEDA_OPERATOR, namespace=keda_namespace)}}} == 1)',
+            KEDA_METRICS_ABSENT_FOR,
+            "warning",
+            "Prometheus is not scraping the KEDA operator, so KEDA scaler errors cannot alert",
+            runbook("KedaMetricsAbsent", values),
+        ),
+        _alert(
+            "GpuXidErrorCritical",
+            critical_xid,
+            "0m",
+            "critical",
+            f"{gpu_ref} reported XID {{{{ $value }}}}, a hardware-level fault",
+            runbook("GpuXidErrorCritical", values),
+        ),
+        _alert(
+            "GpuXidError",
+            f"{GPU_XID_RECENT} > 0 unless ({critical_xid})",
+            "0m",
+            "warning",
+            f"{gpu_ref} reported XID {{{{ $value }}}}",
+            runbook("GpuXidError", values),
+        ),
+        _alert(
+            "GpuTemperatureHigh",
+            f"{GPU_TEMP} > {GPU_TEMP_WARNING_C}",
+            GPU_TEMP_WARNING_FOR,
+            "warning",
+            f"{gpu_ref} runs at {{{{ $value }}}} °C",
+            runbook("GpuTemperatureHigh", values),
+        ),
+        _alert(
+            "GpuTemperatureCritical",
+            f"{GPU_TEMP} > {GPU_TEMP_CRITICAL_C}",
+            GPU_TEMP_CRITICAL_FOR,
+            "critical",
+            f"{gpu_ref} is at {{{{ $value }}}} °C, throttling or about to shut down",
+            runbook("GpuTemperatureCritical", values),
+        ),
+    ]
+
+
+def rule_groups(
+    cfg: StackConfig, *, gpu_operator_namespace: str = GPU_OPERATOR_NAMESPACE, keda_namespace: str = KEDA_NAMESPACE
+) -> list[dict[str, Any]]:
+    """PrometheusRule `spec.groups`: the recording rules first (alerts read them), then the alerts."""
+    records = recording_rules(cfg)
+    values = runbook_values(cfg, gpu_operator_namespace, keda_namespace)
+    return [
+        {"name": "gpu-platform.rules", "rules": records},
+        {"name": "gpu-platform.alerts",
+         "rules": [*_alerts(cfg, keda_namespace, values), *_headroom_alerts(cfg, values)]},
+    ]
+
+
+def alert_names(groups: list[dict[str, Any]]) -> set[str]:
+    """Every alert defined in `groups` (the tests require a promtool case for each)."""
+    return {rule["alert"] for group in groups for rule in group["rules"] if "alert" in rule}
+
+
+def recorded_names(groups: list[dict[str, Any]]) -> set[str]:
+    """Every recording rule name in `groups` (dashboards may only read these)."""
+    return {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}

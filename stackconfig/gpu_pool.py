@@ -1,0 +1,72 @@
+"""`gpuPool`: the bare-metal GPU pool, its spare GPUs (`headroom`) and their scheduled windows."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from stackconfig import flavors
+from stackconfig.values import Cron, GcoreName, Labels, Model, Taints, TimeZone
+from stacknames import GPU_RESOURCE, POOL_LABEL
+
+#: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
+DEFAULT_PRICE_PER_GPU_HOUR = 4.0
+DEFAULT_POOL_LABELS = {POOL_LABEL: "gpu"}
+DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
+
+
+class ScheduleConfig(Model):
+    """A recurring window of minimum capacity, rendered as a KEDA `cron` trigger.
+
+    From `start` until `end` (both cron, in `timezone`) the target holds at least `minReplicas` replicas:
+    for a workload its pods, for `gpuPool.headroom` its placeholder pods (each `podGpus` GPUs).
+    """
+
+    start: Cron
+    end: Cron
+    timezone: TimeZone = "UTC"
+    min_replicas: int = Field(ge=1)
+
+
+class HeadroomConfig(Model):
+    """Spare GPUs held by low-priority placeholder pods, so that a burst starts in seconds, not 30 minutes.
+
+    `gpus` are held at all times (0 with `schedules`: only in their windows); each placeholder pod holds
+    `podGpus` GPUs (default: the largest `gpusPerPod` of the workloads, see `StackConfig.headroom_pod_gpus`).
+    """
+
+    gpus: int = Field(ge=0)
+    pod_gpus: int | None = Field(default=None, ge=1)
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
+
+
+class GpuPoolConfig(Model):
+    """The bare-metal GPU pool. Changing flavor or publicIpv4 RECREATES the pool (20-25 min, billed)."""
+
+    name: GcoreName = "gpu"
+    flavor: str = "bm3-ai-1xlarge-h100-80-8"
+    gpus_per_node: int | None = Field(default=None, ge=1, le=16)
+    min_nodes: int = Field(default=1, ge=1)
+    max_nodes: int = Field(default=2, ge=1, le=200)
+    public_ipv4: bool = False
+    labels: Labels = Field(default_factory=lambda: dict(DEFAULT_POOL_LABELS))
+    taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
+    #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
+    provision_minutes: int = Field(default=35, ge=5, le=120)
+    #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
+    accept_unlisted_flavor: bool = False
+    #: Spare GPUs held by placeholder pods (issue 8); none by default.
+    headroom: HeadroomConfig | None = None
+    #: Estimated price of one GPU-hour (billing currency); prices the headroom in the stack outputs.
+    price_per_gpu_hour: float = Field(default=DEFAULT_PRICE_PER_GPU_HOUR, gt=0)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per node: explicit, else from the flavor table (stackconfig/flavors.py), never from the id."""
+        if self.gpus_per_node is not None:
+            return self.gpus_per_node
+        return derived_gpus(self.flavor) or 0
+
+
+def derived_gpus(flavor: str) -> int | None:
+    """Only the table knows a flavor's GPU count: `bm3-ai-1xlarge-h100-80` is not 80 GPUs."""
+    return flavors.gpus_of(flavor)

@@ -1,0 +1,178 @@
+"""From a stack's config to a `StackConfig`, or one `ConfigError` that lists every problem at once.
+
+`load_stack_config` takes the project's keys (without `<project>:`): removed keys are named, every value is checked
+by its type (stackconfig/values.py), and the rules across keys (stackconfig/rules/) run on everything that was
+valid. `check_config` takes every `<namespace>:<key>` of a stack, as the engine hands them to `__main__.py`, and
+adds the namespaces nobody reads; `check_stack` reads `Pulumi.<stack>.yaml` itself (stackconfig/stackfile.py), as
+`python -m stackconfig` and the offline tools do. All three refuse the same mistakes with the same messages.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
+from stackconfig.rules import RULES
+from stackconfig.stack import KNOWN_KEYS, StackConfig
+from stackconfig.stackfile import full_key, namespace_problems, read_stack
+
+# --- removed keys ------------------------------------------------------------------------------
+
+#: Keys that no longer exist, with why: a stack that still sets one is told so, not offered a "did you mean".
+REMOVED_KEYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("gpuPool", "autohealing"): (
+        "was removed: autohealing is always off for the bare-metal GPU pool, because Gcore's GPU autoscaling "
+        "guide (step 7, 'Disable the Autohealing nodes toggle') requires it and a healing node whose GPUs are "
+        "still initialising would be replaced; the only value it could take was false, so it did nothing",
+        "delete gpuPool.autohealing from the stack file (the system pool keeps autohealing on)",
+    ),
+}
+
+
+def _without_removed_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """`raw` without the removed keys, and one Problem per removed key the stack still sets."""
+    out, problems = dict(raw), []
+    for (section, key), (message, fix) in REMOVED_KEYS.items():
+        block = out.get(section)
+        if isinstance(block, Mapping) and key in block:
+            problems.append(Problem(f"{section}.{key}", block[key], message, fix))
+            out[section] = {k: v for k, v in block.items() if k != key}
+    return out, problems
+
+
+# --- type errors and cross-key rules in one run ----------------------------------------------------------------
+
+
+def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
+    """Delete the value at `loc` in nested dicts/lists; False if it is not there."""
+    node = data
+    for part in loc[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        del node[loc[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+
+
+def _validate_what_validates(
+    raw: dict[str, Any],
+) -> tuple[list[Problem], StackConfig | None, dict[str, list[int]], set[str]]:
+    """Validate; on errors, drop each bad value (its default applies) and validate again, so that the cross-key
+    rules still run on everything that was valid. A required value that is bad drops its list item (a workload);
+    outside a list nothing can stand in for it, and the rules are skipped (None).
+
+    Returns the type problems, the config (or None), per list with dropped items the stack-file indexes of the
+    items kept, and the key paths that were dropped (rule problems about those would only be about defaults).
+    """
+    data = copy.deepcopy(raw)
+    problems: list[Problem] = []
+    dropped: set[str] = set()
+    kept: dict[str, list[int]] = {}
+    for round_ in range(10):
+        try:
+            return problems, StackConfig.model_validate(data), kept, dropped
+        except ValidationError as exc:
+            if round_ == 0:  # later rounds only see what the pruning caused (a dropped required key)
+                problems = from_validation_error(exc, KNOWN_KEYS)
+            values: set[tuple[str | int, ...]] = set()
+            items: set[tuple[str | int, ...]] = set()
+            for err in exc.errors():
+                loc = _clean(err["loc"])
+                if err["type"] == "missing":  # required: drop the list item holding it, if any
+                    index = max((i for i, p in enumerate(loc) if isinstance(p, int)), default=None)
+                    if index is None:
+                        return problems, None, kept, dropped
+                    loc = loc[: index + 1]
+                if loc:
+                    (items if isinstance(loc[-1], int) else values).add(loc)
+            if not values and not items:
+                return problems, None, kept, dropped
+            for loc in values:  # dict keys: deleting one does not move any other
+                if _drop(data, loc):
+                    dropped.add(_original_key(key_path(loc), kept))
+            for loc in sorted(items, key=lambda t: tuple(str(p).zfill(8) for p in t), reverse=True):
+                parent: Any = data
+                for part in loc[:-1]:
+                    parent = parent[part]
+                section = key_path(loc[:-1])
+                kept.setdefault(section, list(range(len(parent))))
+                dropped.add(_original_key(key_path(loc), kept))
+                del kept[section][int(loc[-1])]
+                del parent[int(loc[-1])]
+    return problems, None, kept, dropped
+
+
+def _original_key(key: str, kept: dict[str, list[int]]) -> str:
+    """A key path into the pruned lists, with each list index as it stands in the stack file."""
+    for section, indexes in kept.items():
+        match = re.match(rf"^{re.escape(section)}\[(\d+)\]", key)
+        if match and int(match.group(1)) < len(indexes):
+            key = f"{section}[{indexes[int(match.group(1))]}]" + key[match.end():]
+    return key
+
+
+def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
+    """Validate the project's structured config (keys without the `<project>:` prefix)."""
+    raw, removed = _without_removed_keys(raw)
+    problems, cfg, kept, dropped = _validate_what_validates(dict(raw))
+    problems = [*removed, *problems]
+    if cfg is not None:
+        for rule in RULES:
+            for problem in rule(cfg):
+                key = _original_key(problem.key, kept)
+                problem = Problem(key, problem.value, problem.message, problem.fix)
+                if not any(problem.key == d or problem.key.startswith((f"{d}.", f"{d}[")) for d in dropped):
+                    problems.append(problem)
+    if problems:
+        raise ConfigError(problems)
+    assert cfg is not None
+    return cfg
+
+
+# --- a whole stack's config ---------------------------------------------------------------------------------
+
+
+def decode(value: Any) -> Any:
+    """The engine passes structured config as JSON text; plain strings stay strings."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def check_config(config: Mapping[str, Any], project: str, where: Mapping[str, str] | None = None) -> StackConfig:
+    """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once."""
+    config = {full_key(k, project): v for k, v in config.items()}
+    problems: list[Problem] = namespace_problems(config, project, where)
+    prefix = f"{project}:"
+    own = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
+    try:
+        cfg = load_stack_config(own)
+    except ConfigError as exc:
+        problems += exc.problems
+    if problems:
+        raise ConfigError(problems)
+    return cfg
+
+
+def check_stack(project_dir: Path, stack: str) -> StackConfig:
+    """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders)."""
+    source = read_stack(project_dir, stack)
+    return check_config(source.config(), source.project, source.positions())

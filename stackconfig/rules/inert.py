@@ -1,0 +1,30 @@
+"""Keys set where they cannot take effect: refused rather than silently ignored."""
+
+from __future__ import annotations
+
+from stackconfig.errors import Problem
+from stackconfig.stack import StackConfig
+from stackconfig.system_pool import SystemPoolConfig
+
+
+def inert_key_problems(cfg: StackConfig) -> list[Problem]:
+    """Keys set explicitly where they cannot take effect: refused rather than silently ignored."""
+    out: list[Problem] = []
+    s = cfg.system_pool
+    if not s.enabled:
+        for name in sorted(s.model_fields_set - {"enabled"}):
+            key = SystemPoolConfig.model_fields[name].alias or name
+            out.append(Problem(f"systemPool.{key}", getattr(s, name),
+                               "is set, but systemPool.enabled is false, so no system pool is created",
+                               f"drop systemPool.{key}, or set systemPool.enabled to true"))
+    m = cfg.monitoring
+    if m.storage_class is not None and m.storage_size is None:
+        out.append(Problem("monitoring.storageClass", m.storage_class,
+                           "is set without monitoring.storageSize, so Prometheus gets no volume to put it on",
+                           "set monitoring.storageSize (e.g. '100Gi'), or drop monitoring.storageClass"))
+    for i, w in enumerate(cfg.workloads):
+        if "cooldown_period" in w.model_fields_set and w.min_replicas > 0:
+            out.append(Problem(f"workloads[{i}].cooldownPeriod", w.cooldown_period,
+                               f"only applies when scaling to zero (KEDA's cooldownPeriod), but minReplicas is "
+                               f"{w.min_replicas}", "drop cooldownPeriod, or set minReplicas to 0 with a wakeTrigger"))
+    return out

@@ -1,0 +1,268 @@
+"""Value types of the stack file: one pydantic type per kind of value, each with the rule and the fix it reports.
+
+A section (stackconfig/cluster.py, workloads.py, ...) declares its keys with these types, so `gpuPool.labels`
+and `workloads[].env` are checked by the same rule and a mistake gets the same message wherever it is made.
+`Model` is the base of every section: frozen, camelCase keys in stack files, unknown keys refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from podspec import image_unpinned
+from stackconfig.units import CPU_QUANTITY, MEMORY_QUANTITY, PROMETHEUS_DURATION, is_number
+from stacknames import SECRETS_NAMESPACE
+
+#: Gcore cluster and pool names (API K8sClusterCreateV2Serializer): 2-20 chars.
+GCORE_NAME = re.compile(r"^[a-z][a-z0-9\-]{0,18}[a-z0-9]$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _invalid(reason: str, fix: str) -> PydanticCustomError:
+    return PydanticCustomError("invalid_value", "{reason}", {"reason": reason, "fix": fix})
+
+
+def _gcore_name(value: str) -> str:
+    if not GCORE_NAME.match(value):
+        raise _invalid(
+            "Gcore accepts 2-20 characters: a lowercase letter first, then lowercase letters, digits or '-', "
+            "not ending in '-'",
+            "pick a short name such as 'gpu-prod'",
+        )
+    return value
+
+
+def _dns_label(value: str) -> str:
+    if len(value) > 63 or not DNS_LABEL.match(value):
+        raise _invalid(
+            "Kubernetes needs a DNS-1123 label (lowercase letters, digits, '-', at most 63 characters)",
+            "use lowercase letters, digits and '-' only",
+        )
+    return value
+
+
+def _label_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return len(name) <= 63 and bool(LABEL_NAME.match(name))
+
+
+def _labels(value: dict[str, str]) -> dict[str, str]:
+    for key, val in value.items():
+        if not _label_key(key):
+            raise _invalid(f"label key {key!r} is not a valid Kubernetes label key",
+                           "use '[prefix/]name' with name ≤ 63 chars of [A-Za-z0-9-_.]")
+        if val and (len(val) > 63 or not LABEL_NAME.match(val)):
+            raise _invalid(f"label value {val!r} (key {key!r}) is not a valid Kubernetes label value",
+                           "use ≤ 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric")
+    return value
+
+
+def _taints(value: dict[str, str]) -> dict[str, str]:
+    for key, spec in value.items():
+        taint_value, sep, effect = spec.rpartition(":")
+        if not _label_key(key) or not sep or effect not in TAINT_EFFECTS or (
+            taint_value and not LABEL_NAME.match(taint_value)
+        ):
+            raise _invalid(
+                f"taint {key!r}: {spec!r} is not in Gcore's form 'key: value:Effect'",
+                f"write it like 'nvidia.com/gpu: present:NoSchedule'; Effect is one of {', '.join(TAINT_EFFECTS)}",
+            )
+    return value
+
+
+_PIN = "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'"
+#: Why an image is refused (podspec.image_unpinned's reasons) and the fix.
+_UNPINNED = {
+    "digest": ("the digest is not 'sha256:' followed by 64 lowercase hex digits",
+               "copy the full digest, e.g. 'registry.example.com/app@sha256:<64 hex>'"),
+    "untagged": ("the image has no tag, so every node may pull a different build", _PIN),
+    "latest": ("the image is tagged 'latest', so every node may pull a different build", _PIN),
+}
+
+
+def _image(value: str) -> str:
+    reason = image_unpinned(value)
+    if reason is not None:
+        raise _invalid(*_UNPINNED[reason])
+    return value
+
+
+def _env(value: dict[str, str]) -> dict[str, str]:
+    for key in value:
+        if not ENV_NAME.match(key):
+            raise _invalid(f"environment variable name {key!r} is not valid",
+                           "use letters, digits, '_', '-' or '.', not starting with a digit")
+    return value
+
+
+# --- values in the wrong unit (docs/configuration-checks.md) ---------------------------------------------------
+
+
+def _memory(value: Any) -> Any:
+    if value is None:
+        return value
+    if is_number(value):
+        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare memory number as bytes",
+                       f"write '{value}Gi' (or Mi)")
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?m", value):
+        raise _invalid("'m' means 1/1000 (millibytes) in Kubernetes quantities", f"write '{value[:-1]}Mi'")
+    if not isinstance(value, str) or not MEMORY_QUANTITY.match(value):
+        raise _invalid("is not a Kubernetes memory quantity", "write it like '64Gi' or '512Mi'")
+    return value
+
+
+def _cpu(value: Any) -> Any:
+    if is_number(value):  # cores: 8, 0.5 and "8" are all valid quantities
+        value = str(value)
+    if value is not None and (not isinstance(value, str) or not CPU_QUANTITY.match(value)):
+        raise _invalid("is not a Kubernetes CPU quantity", "write cores like '8' or '0.5', or millicores like '500m'")
+    return value
+
+
+def _storage_size(value: Any) -> Any:
+    if value is None:
+        return value
+    if is_number(value):
+        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare size as bytes", f"write '{value}Gi'")
+    if not isinstance(value, str) or not re.fullmatch(r"\d+(Mi|Gi|Ti)", value):
+        raise _invalid("is not a volume size in Mi, Gi or Ti", "write it like '200Gi'")
+    return value
+
+
+def _retention(value: Any) -> Any:
+    if is_number(value):
+        raise _invalid(f"{value} has no unit, and Prometheus reads retention as a duration", f"write '{value}d'")
+    if not isinstance(value, str) or not PROMETHEUS_DURATION.match(value):
+        raise _invalid("is not a Prometheus duration", "write it like '15d' or '36h' (units ms, s, m, h, d, w, y)")
+    return value
+
+
+def _percent(value: float) -> float:
+    if value <= 1:
+        raise _invalid(
+            f"looks like a fraction, but this is a percentage: {value} would hold each GPU at {value} % utilisation, "
+            "so the workload would sit at maxReplicas under any load",
+            f"write {value * 100:g} for {value * 100:g} %",
+        )
+    return value
+
+
+# --- cron windows (KEDA's cron scaler) ----------------------------------------------------------------------
+
+_CRON_NAMES = frozenset((
+    "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+    "SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT",
+))
+
+
+def _cron(value: str) -> str:
+    """A 5-field cron expression as KEDA's cron scaler parses it (Minute Hour Dom Month Dow).
+
+    KEDA parses with robfig/cron's standard parser, which knows no seconds field and none of the `L`, `W`
+    or `#` extensions that croniter would accept; croniter then checks the ranges (minute 0-59, ...).
+    """
+    fields = value.split()
+    if len(fields) != 5:
+        raise _invalid(f"has {len(fields)} field(s); KEDA's cron scaler takes 5 (minute hour day month weekday)",
+                       "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    for part in fields:
+        for token in re.split(r"[,/-]", part):
+            if not (token.isdigit() or token in ("*", "?") or token.upper() in _CRON_NAMES):
+                raise _invalid(f"field {part!r} is not standard cron (digits, '*', ',', '-', '/', month or "
+                               "weekday names)", "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    if not croniter.is_valid(value):
+        raise _invalid("is out of range for cron (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6)",
+                       "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+    return " ".join(fields)
+
+
+def _timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise _invalid("is not a time zone name of the IANA database",
+                       "use a name such as 'Europe/Luxembourg', 'America/New_York' or 'UTC'") from None
+    return value
+
+
+# --- serving (ports, secrets, paths, metrics) -----------------------------------------------------------------
+
+PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SECRET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+
+
+def _port_name(value: str) -> str:
+    if len(value) > 15 or not PORT_NAME.match(value):
+        raise _invalid("Kubernetes port names are ≤ 15 lowercase letters, digits or '-' with at least one letter",
+                       "use a name such as 'http' or 'metrics'")
+    return value
+
+
+def _secret_key(value: str) -> str:
+    if not SECRET_KEY.match(value):
+        raise _invalid(f"{value!r} is not a config key name (letters, digits, '_' or '-', a letter first)",
+                       f"name the key as set by 'pulumi config set --secret {SECRETS_NAMESPACE}:<key> <value>', "
+                       "e.g. 'hfToken'")
+    return value
+
+
+def _abs_path(value: str) -> str:
+    if not value.startswith("/"):
+        raise _invalid("is not an absolute path", "start it with '/', e.g. '/models'")
+    return value
+
+
+def _metric(value: str) -> str:
+    if not PROMETHEUS_METRIC.match(value):
+        raise _invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
+                       "'vllm:num_requests_waiting'")
+    return value
+
+
+MemoryQuantity = Annotated[str | None, BeforeValidator(_memory)]
+CpuQuantity = Annotated[str | None, BeforeValidator(_cpu)]
+StorageSize = Annotated[str | None, BeforeValidator(_storage_size)]
+Retention = Annotated[str, BeforeValidator(_retention)]
+Percent = Annotated[float, AfterValidator(_percent)]
+
+GcoreName = Annotated[str, AfterValidator(_gcore_name)]
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+Taints = Annotated[dict[str, str], AfterValidator(_taints)]
+Image = Annotated[str, AfterValidator(_image)]
+Env = Annotated[dict[str, str], AfterValidator(_env)]
+Cron = Annotated[str, AfterValidator(_cron)]
+TimeZone = Annotated[str, AfterValidator(_timezone)]
+PortName = Annotated[str, AfterValidator(_port_name)]
+SecretKey = Annotated[str, AfterValidator(_secret_key)]
+AbsPath = Annotated[str, AfterValidator(_abs_path)]
+Quantity = Annotated[str, Field(pattern=r"^[1-9]\d*(Mi|Gi|Ti)$")]
+EnvName = Annotated[str, Field(pattern=ENV_NAME.pattern)]
+MetricName = Annotated[str, AfterValidator(_metric)]
+
+
+
+class Model(BaseModel):
+    """Frozen, camelCase in stack files, and strict about unknown keys."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
+    )
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.alias or name for name, f in cls.model_fields.items()]

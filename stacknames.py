@@ -1,0 +1,87 @@
+"""The stack's own names: its namespaces, priority classes, labels and headroom placeholders.
+
+Why one module: config refuses a workload in a platform namespace, components create those namespaces, the
+alerts and dashboards query them, the policy pack and the what-if rank pods by these priorities. Written once
+here, a rename is one edit and no copy can drift. Plain constants only (the mappings are typed read-only: copy
+them before changing), and no import of Pulumi or pydantic, so that every part of the repository, the policy
+pack included, may read it. Names that belong to a chart (its Services, its release) stay with the renderer of
+that chart's values; values a stack file may set stay in config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# --- namespaces -----------------------------------------------------------------------------------------------
+
+#: The add-ons' namespaces, each created by its component.
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+KEDA_NAMESPACE = "keda"
+MONITORING_NAMESPACE = "monitoring"
+#: node-exporter reads the host (hostNetwork, hostPID, hostPath `/`, `/proc`, `/sys`), which Pod Security
+#: `baseline` refuses: it runs alone in this `privileged` namespace, so `monitoring` stays `baseline`.
+NODE_EXPORTER_NAMESPACE = "node-exporter"
+#: The headroom placeholders' namespace (Pod Security `restricted`); counted as spare capacity by the alerts.
+HEADROOM_NAMESPACE = "gpu-headroom"
+#: Namespaces Kubernetes itself owns.
+KUBERNETES_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+#: Namespaces the platform owns or Kubernetes reserves: no workload may use one (the headroom's has a rule and a
+#: message of its own).
+RESERVED_NAMESPACES = (
+    *KUBERNETES_NAMESPACES, GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE, MONITORING_NAMESPACE, NODE_EXPORTER_NAMESPACE,
+)
+#: Where a workload goes when its stack entry names no namespace.
+DEFAULT_WORKLOAD_NAMESPACE = "gpu-workloads"
+
+# --- labels and resources ---------------------------------------------------------------------------------------
+
+#: On every object the program creates itself.
+PLATFORM_LABELS: Mapping[str, str] = {
+    "app.kubernetes.io/part-of": "gpu-platform", "app.kubernetes.io/managed-by": "pulumi",
+}
+#: The selector label of a workload's (and the placeholders') pods: `{NAME_LABEL: <name>}`.
+NAME_LABEL = "app.kubernetes.io/name"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+#: The GPU pool's node label by default: GPU pods select it, the alerts find the pool's nodes by it.
+POOL_LABEL = "platform.gcore-gpu/pool"
+#: The extended resource the NVIDIA device plugin advertises (and the pool's default taint key).
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# --- priorities -------------------------------------------------------------------------------------------------
+
+#: The platform's GPU workloads: Kubernetes' default for pods without a class (0), so they preempt only the
+#: placeholders, never another tenant's pods on the pool.
+WORKLOAD_PRIORITY_CLASS = "gpu-workload"
+WORKLOAD_PRIORITY = 0
+#: The headroom placeholders. The Cluster Autoscaler treats pods *below* `expendable-pods-priority-cutoff` as
+#: expendable: they never trigger a scale-up (kubernetes/autoscaler cluster-autoscaler/FAQ.md, "How does Cluster
+#: Autoscaler work with Pod Priority and Preemption?"). -10 is the FAQ's own overprovisioning value: not
+#: expendable, below every real pod.
+HEADROOM_PRIORITY_CLASS = "gpu-headroom"
+HEADROOM_PRIORITY = -10
+#: cluster-autoscaler's default `--expendable-pods-priority-cutoff` (FAQ.md, parameters table).
+AUTOSCALER_EXPENDABLE_CUTOFF = -10
+
+# --- the headroom placeholders ----------------------------------------------------------------------------------
+
+#: The placeholder Deployment (and its ScaledObject).
+PLACEHOLDER_NAME = "gpu-headroom"
+#: What marks a placeholder pod: the policy pack tells placeholders from workloads by it.
+PLACEHOLDER_COMPONENT = "headroom"
+PLACEHOLDER_LABELS: Mapping[str, str] = {NAME_LABEL: PLACEHOLDER_NAME, COMPONENT_LABEL: PLACEHOLDER_COMPONENT}
+
+# --- Pulumi type tokens of what the program registers (the engine, the plan, the guard and the policy pack) ----
+
+CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+
+# --- secrets ----------------------------------------------------------------------------------------------------
+
+#: The Pulumi config namespace that holds secret values: `pulumi config set --secret secrets:<key> …`.
+SECRETS_NAMESPACE = "secrets"
+
+# --- a number config and components must agree on ----------------------------------------------------------------
+
+#: Seconds a serving pod keeps answering after it is told to stop (its preStop sleep), while its address leaves
+#: the Service; config requires terminationGracePeriodSeconds above it.
+SERVING_DRAIN_SECONDS = 10
