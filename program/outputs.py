@@ -97,7 +97,7 @@ def stack_outputs(
         },
         prometheus_url=monitoring.prometheus_url,
         grafana_admin_password=monitoring.grafana_password,
-        chart_versions=cfg.charts.model_dump(by_alias=True),
+        chart_versions=cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
         workloads=workload_outputs(cfg),
         priority_classes={"workload": workload_priority.priority_class.metadata.name},
         headroom=headroom_output(pool.headroom, cfg.headroom_pod_gpus, pool.price_per_gpu_hour),

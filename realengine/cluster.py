@@ -119,13 +119,28 @@ def environment(bins: Path) -> dict[str, str]:
 APISERVER_ARGS = ["--advertise-address=127.0.0.1", "--service-cluster-ip-range=10.96.0.0/16"]
 
 
+#: The common name of kwokctl's client certificate (pki/admin.crt), which kube-apiserver also proxies with.
+PROXY_CLIENT_CN = "kwok-admin"
+
+
+def aggregation_args(name: str) -> list[str]:
+    """The front-proxy settings an aggregated API server (KEDA's metrics adapter) authenticates the apiserver's
+    proxied requests with, as kubeadm sets them; kwokctl sets the proxy's client certificate only. The CA is the
+    cluster's own (kwokctl's pki/ca.crt, which signed that certificate); since it also signs client certificates,
+    only the proxy's own name may assert a user (kube-apiserver refuses to start otherwise)."""
+    ca = cluster_dir() / "clusters" / name / "pki" / "ca.crt"
+    return [f"--requestheader-client-ca-file={ca}", f"--requestheader-allowed-names={PROXY_CLIENT_CN}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-"]
+
+
 def extra_args(flags: list[str]) -> list[dict[str, str]]:
     return [{"key": f.lstrip("-").split("=", 1)[0], "value": f.split("=", 1)[1]} for f in flags]
 
 
-def kwokctl_config(extra_kcm_args: list[str] | None = None) -> str:
+def kwokctl_config(name: str, extra_kcm_args: list[str] | None = None) -> str:
     """Loopback only, the pinned Kubernetes version, and any controller-manager flags a test needs."""
-    patches = [{"name": "kube-apiserver", "extraArgs": extra_args(APISERVER_ARGS)}]
+    patches = [{"name": "kube-apiserver", "extraArgs": extra_args(APISERVER_ARGS + aggregation_args(name))}]
     if extra_kcm_args:
         patches.append({"name": "kube-controller-manager", "extraArgs": extra_args(extra_kcm_args)})
     doc: dict[str, Any] = {
@@ -144,7 +159,7 @@ def up(name: str = DEFAULT_NAME, stack: str = "dev", extra_kcm_args: list[str] |
     base = cluster_dir()
     base.mkdir(parents=True, exist_ok=True)
     cfg = base / f"{name}.kwokctl.yaml"
-    cfg.write_text(kwokctl_config(extra_kcm_args))
+    cfg.write_text(kwokctl_config(name, extra_kcm_args))
     merged = base / f"{name}.kubeconfig-merge.yaml"  # kwokctl adds a context here; never ~/.kube/config
     run(["kwokctl", "create", "cluster", "--name", name, "--runtime", "binary", "--config", str(cfg),
          "--kubeconfig", str(merged),

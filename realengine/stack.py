@@ -71,6 +71,8 @@ class LocalStack:
     workdir: Path
     stack: Any
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: Stack-file changes every rewrite keeps (what the workspace was opened with).
+    base_overrides: dict[str, Any] = field(default_factory=dict)
 
     def _collect(self) -> Callable[[Any], None]:
         self.events.clear()
@@ -108,7 +110,8 @@ class LocalStack:
         return {e["urn"]: e["op"] for e in self.events if e["op"] not in ("same", "read")}
 
     def write_stack_file(self, overrides: Mapping[str, Any] | None = None, base: Path | None = None) -> None:
-        """(Re)write the workspace's stack file from the repository's (or `base`), with `overrides` applied."""
+        """(Re)write the workspace's stack file from the repository's (or `base`), with the workspace's own
+        `base_overrides` and then `overrides` applied."""
         src = base or ROOT / f"Pulumi.{self.name}.yaml"
         doc = yaml.safe_load(src.read_text()) or {}
         current = self.workdir / f"Pulumi.{self.name}.yaml"
@@ -121,7 +124,7 @@ class LocalStack:
             secure = {k: v for k, v in (kept.get("config") or {}).items() if isinstance(v, dict) and "secure" in v}
             doc.setdefault("config", {}).update(secure)
         doc = copy.deepcopy(doc)
-        for path, value in (overrides or {}).items():
+        for path, value in {**self.base_overrides, **(overrides or {})}.items():
             set_path(doc, path, value)
         current.write_text(yaml.safe_dump(doc, sort_keys=False))
 
@@ -139,8 +142,8 @@ def local_stack(name: str, toolchain: Toolchain, *, overrides: Mapping[str, Any]
     backend.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
     envvars = {**toolchain.env(backend), **(env or {})}
-    ls = LocalStack(name, toolchain, work, None)
-    ls.write_stack_file(overrides)
+    ls = LocalStack(name, toolchain, work, None, base_overrides=dict(overrides or {}))
+    ls.write_stack_file()
     ws = auto.LocalWorkspace(
         work_dir=str(work),
         pulumi_home=str(toolchain.home),

@@ -35,6 +35,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "policy": {"stacknames", "podspec"},
     # The program on the real engine (Automation API): it reads stacks as config does, never wires components.
     "realengine": {"stackconfig", "stacknames", "offline", "pulumi"},
+    # The end-to-end tests (scripts/e2e.sh): the real engine on the local control plane, reading names as config does.
+    "e2e": {"realengine", "stackconfig", "stacknames", "pulumi"},
 }
 ROOMS = set(MAY_IMPORT)
 #: Modules a component must not read: the stack file is config's and program/'s business.

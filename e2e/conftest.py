@@ -1,0 +1,73 @@
+"""Fixtures of the end-to-end tests (scripts/e2e.sh): the toolchain, the local control plane, kubectl.
+
+These tests are not part of the fast suite (pytest.ini's testpaths is `tests`): they need the Go toolchain built
+by `bash scripts/toolchain.sh`, and scripts/e2e.sh runs them inside a network namespace of their own. Without the
+toolchain they stop at once with the command that builds it (never a silent skip).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e.harness import Kube, Timer
+from realengine import cluster
+from realengine.toolchain import Toolchain, ToolchainMissing, bin_dir, prepare
+
+#: Everything the end-to-end tests run: the engine and providers, the control plane, KEDA.
+ALL = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore-fake", "kubernetes", "etcd", "kwok", "keda")
+
+
+@pytest.fixture(scope="session")
+def tc() -> Toolchain:
+    try:
+        return prepare(bin_dir(ALL))
+    except ToolchainMissing as exc:
+        pytest.exit(f"end-to-end tests need the toolchain: {exc}", returncode=2)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leaked_terraform_providers(tc: Toolchain) -> Iterator[None]:
+    """The Any Terraform Provider leaves the Terraform provider it starts running after the engine kills it
+    (pulumi/pulumi-terraform-bridge#3349, open): the orphans of this session's commands are stopped at the end."""
+    yield
+    plugins = str(tc.home / "dynamic_tf_plugins")
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == 1 and cmdline.startswith(plugins):
+            os.kill(int(proc.name), 15)
+
+
+@pytest.fixture(scope="session")
+def timer() -> Iterator[Timer]:
+    t = Timer()
+    yield t
+    print("\n[e2e] phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in t.phases.items()), file=sys.stderr)
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="module")
+def kube(tc: Toolchain, timer: Timer, request: pytest.FixtureRequest) -> Iterator[Kube]:
+    """A fresh local cluster per test module (`E2E_STACK`'s pools, dev by default), removed afterwards."""
+    name = f"e2e-{uuid.uuid4().hex[:6]}"
+    stack = getattr(request.module, "CLUSTER_STACK", os.environ.get("E2E_STACK", "dev"))
+    kcm_args = list(getattr(request.module, "CONTROLLER_MANAGER_ARGS", []))
+    with timer.phase(f"cluster up ({request.module.__name__.rsplit('.', 1)[-1]})"):
+        path = cluster.up(name, stack, extra_kcm_args=kcm_args)
+    try:
+        yield Kube(tc, path)
+    finally:
+        cluster.down(name)

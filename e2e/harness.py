@@ -1,0 +1,184 @@
+"""Helpers of the end-to-end tests: the platform stack on the local control plane, kubectl, waiting, timing.
+
+A `Platform` is one stack of this project deployed by the real engine onto the local cluster: the Gcore stand-in
+(toolchain/gcore-fake) "creates" the cluster and returns the local cluster's admin kubeconfig, so the program runs
+unchanged, the kubeconfig invoke included; or, in existing-cluster mode, the stack is given that kubeconfig as a
+secret and creates no cluster at all.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realengine.config_keys import secret_keys
+from realengine.stack import LocalStack, local_stack
+from realengine.toolchain import ROOT, Toolchain
+
+CHART_CACHE = ROOT / ".cache" / "charts"
+#: Label every object the program creates carries (components: PLATFORM_LABELS).
+PART_OF = "app.kubernetes.io/part-of=gpu-platform"
+
+
+@dataclass
+class Timer:
+    """Wall time of each phase, printed as it ends (scripts/e2e.sh shows them)."""
+
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = time.monotonic() - start
+            print(f"\n[e2e] {name}: {self.phases[name]:.1f} s", flush=True)
+
+
+@dataclass(frozen=True)
+class Kube:
+    """kubectl against the local cluster."""
+
+    tc: Toolchain
+    kubeconfig: Path
+
+    def env(self) -> dict[str, str]:
+        return {**self.tc.env(), "KUBECONFIG": str(self.kubeconfig)}
+
+    def run(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.tc.bin / "kubectl"), *args], env=self.env(), input=input, text=True,
+                              capture_output=True, check=check, timeout=120)
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.run("get", *args, "-o", "json").stdout)
+
+    def apply(self, manifest: Mapping[str, Any], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run("apply", "-f", "-", *args, input=json.dumps(manifest), check=check)
+
+    def create(self, manifest: Mapping[str, Any], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run("create", "-f", "-", *args, input=json.dumps(manifest), check=check)
+
+    def ours(self) -> list[str]:
+        """Every object (of every listable kind) that carries the platform's label, as `kind/namespace/name`."""
+        kinds = self.run("api-resources", "--verbs=list", "-o", "name").stdout.split()
+        out: list[str] = []
+        for kind in kinds:
+            if kind.startswith("events"):
+                continue
+            proc = self.run("get", kind, "-A", "-l", PART_OF, "-o", "json", "--ignore-not-found", check=False)
+            if proc.returncode != 0 or not proc.stdout.strip():
+                continue
+            for item in json.loads(proc.stdout).get("items", []):
+                md = item["metadata"]
+                out.append(f"{item['kind']}/{md.get('namespace', '')}/{md['name']}")
+        return sorted(out)
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 60, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def existing_cluster_settings(stack: str) -> dict[str, Any]:
+    """The stack file's changes that deploy `stack` into an existing cluster (docs/existing-cluster.md): the
+    kubeconfig from `secrets:kubeconfig`, no keys of a created cluster, the GPU pool stated in full."""
+    from realengine.stack_view import config
+
+    cfg = config(stack)
+    p = cfg.gpu_pool
+    ns = "gpu-autoscaling"
+    return {
+        f"{ns}:cluster.existing": {"kubeconfigSecret": "kubeconfig"},
+        **{f"{ns}:cluster.{key}": None for key in ("projectId", "projectName", "regionId", "regionName", "keypair",
+                                                    "network", "subnet", "cni", "autoscaler")},
+        f"{ns}:cluster.version": cfg.cluster.version,
+        f"{ns}:gpuPool.flavor": p.flavor, f"{ns}:gpuPool.minNodes": p.min_nodes, f"{ns}:gpuPool.maxNodes": p.max_nodes,
+        f"{ns}:gpuPool.labels": dict(p.labels), f"{ns}:gpuPool.taints": dict(p.taints),
+        f"{ns}:systemPool": None, f"{ns}:protect": None,
+    }
+
+
+def placeholder_secrets(stack: str) -> dict[str, str]:
+    return {k: f"placeholder-{k}" for k in secret_keys(stack)}
+
+
+def repackaged_chart(archive: Path, version: str, out: Path) -> Path:
+    """The chart in `archive` under another version (Chart.yaml `version`), nothing else changed: a second pin to
+    upgrade to, for a chart whose only other archive is not in the cache."""
+    with tarfile.open(archive) as src, tarfile.open(out, "w:gz") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member).read() if member.isfile() else None  # type: ignore[union-attr]
+            if data is not None and member.name.count("/") == 1 and member.name.endswith("/Chart.yaml"):
+                lines = [f"version: {version}" if line.startswith("version:") else line
+                         for line in data.decode().splitlines()]
+                data = ("\n".join(lines) + "\n").encode()
+                member.size = len(data)
+            dst.addfile(member, io.BytesIO(data) if data is not None else None)
+    return out
+
+
+@contextmanager
+def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides: Mapping[str, Any] | None = None,
+             mirror: Path = CHART_CACHE, existing_cluster: bool = False) -> Iterator[LocalStack]:
+    """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own."""
+    api = workdir / "gcore-api"
+    api.mkdir(parents=True, exist_ok=True)
+    env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig)}
+    settings: dict[str, Any] = {"gpu-autoscaling:charts.mirror": str(mirror), **(overrides or {})}
+    secrets = placeholder_secrets(stack)
+    if existing_cluster:
+        settings.update(existing_cluster_settings(stack))
+        secrets["kubeconfig"] = kube.kubeconfig.read_text()
+    with local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace", env=env) as ls:
+        yield ls
+
+
+@contextmanager
+def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterator[Any]:
+    """examples/consumer, as its own project in the platform's backend, reading the platform through a real
+    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization)."""
+    import runpy
+    import sys
+
+    from pulumi import automation as auto
+
+    src = ROOT / "examples" / "consumer"
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "Pulumi.yaml", workdir / "Pulumi.yaml")
+    doc = (src / f"Pulumi.{platform_stack.name}.yaml").read_text().replace(
+        "acme/gpu-autoscaling/", "organization/gpu-autoscaling/")
+    (workdir / f"Pulumi.{platform_stack.name}.yaml").write_text(doc)
+
+    def program() -> None:
+        if str(ROOT) not in sys.path:
+            sys.path.insert(0, str(ROOT))
+        runpy.run_path(str(src / "__main__.py"), run_name="__main__")
+
+    backend = platform_stack.workdir / "backend"
+    env = tc.env(backend)
+    stack = auto.create_or_select_stack(platform_stack.name, project_name="gpu-consumer", program=program,
+                                        work_dir=str(workdir),
+                                        opts=auto.LocalWorkspaceOptions(
+                                            work_dir=str(workdir), pulumi_home=str(tc.home), env_vars=env,
+                                            pulumi_command=auto.PulumiCommand(root=str(tc.bin.parent),
+                                                                              skip_version_check=True)))
+    try:
+        yield stack
+    finally:
+        stack.workspace.remove_stack(platform_stack.name, force=True)

@@ -1,0 +1,256 @@
+"""`pulumi up`, a second `up`, changes, a consumer stack and `pulumi destroy`, for real (issues 14 and 15).
+
+The dev stack, unchanged, on the real engine: the Gcore stand-in creates "the cluster" and returns the local control
+plane's kubeconfig, pulumi-kubernetes installs the pinned charts from the chart cache (`charts.mirror`), and a real
+kube-apiserver (Pod Security admission on) decides what is admitted. kwok plays the nodes: pods are scheduled and
+marked Ready, never run. The tests run in file order; each phase's wall time is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.harness import CHART_CACHE, Kube, Timer, platform, repackaged_chart, wait_for
+from e2e.keda import LocalKeda
+from realengine.stack import LocalStack
+from realengine.toolchain import ROOT, Toolchain
+from stackconfig import versions
+from stacknames import (
+    GPU_OPERATOR_NAMESPACE,
+    KEDA_NAMESPACE,
+    MONITORING_NAMESPACE,
+    NODE_EXPORTER_NAMESPACE,
+)
+
+STACK = "dev"
+WORKLOAD_NAMESPACE = "gpu-workloads"
+#: The Pod Security level each namespace must carry (stacknames.py; renderers/workload_specs.py for workloads).
+LEVELS = {GPU_OPERATOR_NAMESPACE: "privileged", NODE_EXPORTER_NAMESPACE: "privileged", KEDA_NAMESPACE: "baseline",
+          MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline"}
+#: A second KEDA version for the chart-pin change: the pinned archive repackaged under 2.20.1 (same line, so the
+#: compatibility matrix accepts it; only the version differs).
+OTHER_KEDA = "2.20.1"
+#: Stack-file changes applied by an `up` so far: later tests keep them, so each preview shows only its own change.
+APPLIED: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="module")
+def mirror(workdir: Path) -> Path:
+    out = workdir / "charts"
+    out.mkdir()
+    for chart in (versions.GPU_OPERATOR, versions.KEDA, versions.KUBE_PROMETHEUS_STACK):
+        (out / chart.archive(chart.default_version)).write_bytes((CHART_CACHE / chart.archive(
+            chart.default_version)).read_bytes())
+    repackaged_chart(out / versions.KEDA.archive(versions.KEDA.default_version), OTHER_KEDA,
+                     out / versions.KEDA.archive(OTHER_KEDA))
+    return out
+
+
+@pytest.fixture(scope="module")
+def dev(tc: Toolchain, kube: Kube, workdir: Path, mirror: Path, timer: Timer) -> Iterator[LocalStack]:
+    """The dev stack after its first `up`, with KEDA's operator and adapter running (e2e/keda.py) as its pods
+    would on a real cluster: ScaledObjects get their HPA and finalizer, the metrics APIService is available."""
+    with platform(STACK, tc, kube, workdir / "dev", mirror=mirror) as ls:
+        with timer.phase("up"):
+            result = ls.up(on_output=sys.stdout.write)
+        assert result.summary.result == "succeeded"
+        keda = LocalKeda(kube, workdir / "keda")
+        with timer.phase("KEDA started"):
+            keda.start()
+        try:
+            yield ls
+        finally:
+            keda.stop()
+
+
+def kinds_changed(ls: LocalStack) -> dict[str, str]:
+    """`type::name` -> operation of the last preview's steps that change something."""
+    return {e["urn"].split("::", 2)[-1].rsplit("$", 1)[-1]: e["op"] for e in ls.events
+            if e["op"] not in ("same", "read")}
+
+
+# --- the first `up` -------------------------------------------------------------------------------------------------
+
+
+def test_every_namespace_carries_its_pod_security_level(dev: LocalStack, kube: Kube) -> None:
+    labels = {ns["metadata"]["name"]: ns["metadata"].get("labels", {}) for ns in kube.get("namespaces")["items"]}
+    for name, level in LEVELS.items():
+        assert labels[name]["pod-security.kubernetes.io/enforce"] == level, name
+
+
+def privileged_pod(namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "host-reader", "namespace": namespace},
+            "spec": {"hostNetwork": True, "hostPID": True,
+                     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+
+
+def test_the_real_admission_refuses_what_a_namespace_level_forbids(dev: LocalStack, kube: Kube) -> None:
+    refused = kube.create(privileged_pod(WORKLOAD_NAMESPACE), "--dry-run=server", check=False)
+    assert refused.returncode != 0 and 'violates PodSecurity "baseline' in refused.stderr
+    # node-exporter reads the host: its namespace admits what `baseline` refuses.
+    assert kube.create(privileged_pod(NODE_EXPORTER_NAMESPACE), "--dry-run=server").returncode == 0
+
+
+def test_node_exporter_runs_on_every_node_in_its_own_namespace(dev: LocalStack, kube: Kube) -> None:
+    nodes = {n["metadata"]["name"] for n in kube.get("nodes")["items"]}
+
+    def running() -> set[str]:
+        pods = kube.get("pods", "-n", NODE_EXPORTER_NAMESPACE)["items"]
+        return {p["spec"].get("nodeName") for p in pods if p["status"].get("phase") == "Running"}
+
+    assert wait_for("node-exporter on every node", lambda: running() == nodes, timeout=60)
+
+
+def test_keda_turns_the_scaled_object_into_its_hpa(dev: LocalStack, kube: Kube) -> None:
+    hpa = wait_for("KEDA's HPA", lambda: kube.run("get", "hpa", "keda-hpa-inference", "-n", WORKLOAD_NAMESPACE,
+                                                   "-o", "json", check=False).stdout, timeout=60)
+    spec = json.loads(hpa)["spec"]
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (1, 16)
+    assert spec["scaleTargetRef"]["name"] == "inference"
+    so = kube.get("scaledobject", "inference", "-n", WORKLOAD_NAMESPACE)
+    assert "finalizer.keda.sh" in so["metadata"].get("finalizers", [])
+
+
+def test_custom_resources_exist_as_the_program_wrote_them(dev: LocalStack, kube: Kube) -> None:
+    so = kube.get("scaledobject", "inference", "-n", WORKLOAD_NAMESPACE)
+    assert so["spec"]["scaleTargetRef"]["name"] == "inference"
+    assert so["spec"]["maxReplicaCount"] == 16
+    (trigger,) = [t for t in so["spec"]["triggers"] if t["name"] == "gpu-utilization"]
+    assert trigger["metadata"]["serverAddress"] == "http://kps-prometheus.monitoring.svc.cluster.local:9090"
+    rules = kube.get("prometheusrule", "gpu-platform", "-n", MONITORING_NAMESPACE)
+    assert {g["name"] for g in rules["spec"]["groups"]} >= {"gpu-platform.rules"}
+    assert kube.get("servicemonitor", "keda-operator", "-n", MONITORING_NAMESPACE)["spec"]["endpoints"]
+    # The CRDs came with the releases and are established.
+    for crd in ("scaledobjects.keda.sh", "prometheusrules.monitoring.coreos.com", "clusterpolicies.nvidia.com"):
+        conditions = {c["type"]: c["status"] for c in kube.get("crd", crd)["status"]["conditions"]}
+        assert conditions["Established"] == "True", crd
+
+
+def test_a_second_run_changes_nothing(dev: LocalStack, timer: Timer) -> None:
+    """No field the server or a chart rewrites keeps a diff open: the preview must report no changes at all."""
+    with timer.phase("second preview"):
+        dev.preview(expect_no_changes=True)
+    with timer.phase("second up"):
+        result = dev.up()
+    assert result.summary.resource_changes == {"same": result.summary.resource_changes["same"]}
+
+
+# --- changes a reviewer must be able to read ------------------------------------------------------------------------
+
+
+def test_a_max_replicas_change_updates_the_scaled_object_only(dev: LocalStack, kube: Kube, timer: Timer) -> None:
+    APPLIED["gpu-autoscaling:workloads.0.maxReplicas"] = 12
+    dev.write_stack_file(APPLIED)
+    dev.preview()
+    # The autoscaling dashboard draws maxReplicas too: its ConfigMap changes, and pulumi-kubernetes replaces a
+    # ConfigMap whose data changes (ConfigMaps are immutable to it unless the beta `enableConfigMapMutable` is on).
+    assert kinds_changed(dev) == {"kubernetes:keda.sh/v1alpha1:ScaledObject::inference-scaledobject": "update",
+                                  "kubernetes:core/v1:ConfigMap::monitoring-dashboard-gpu-autoscaling":
+                                  "create-replacement"}
+    with timer.phase("up (maxReplicas)"):
+        dev.up()
+    assert kube.get("scaledobject", "inference", "-n", WORKLOAD_NAMESPACE)["spec"]["maxReplicaCount"] == 12
+
+
+def test_a_chart_pin_change_updates_its_release_only(dev: LocalStack, kube: Kube, timer: Timer) -> None:
+    APPLIED["gpu-autoscaling:charts.keda"] = OTHER_KEDA
+    dev.write_stack_file(APPLIED)
+    dev.preview()
+    assert kinds_changed(dev) == {"kubernetes:helm.sh/v3:Release::keda-release": "update"}
+    with timer.phase("up (keda pin)"):
+        dev.up()
+    releases = kube.get("secrets", "-n", KEDA_NAMESPACE, "-l", "owner=helm,name=keda")["items"]
+    assert max(int(r["metadata"]["labels"]["version"]) for r in releases) == 2  # a second revision, not a new install
+
+
+def preview_json(dev: LocalStack, workdir: Path, name: str) -> Path:
+    out = workdir / f"{name}.json"
+    out.write_text(dev.stack.preview(json=True, color="never").stdout)
+    return out
+
+
+def guard(preview: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "delivery.guard", "preview", str(preview), "--stack", STACK],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def cluster_step(preview: Path) -> dict[str, Any]:
+    (step,) = [st for st in json.loads(preview.read_text())["steps"] if st["urn"].endswith("K8sv2::gpu-dev-cluster")]
+    return step
+
+
+def gpu_pool_change(step: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Fields of the GPU pool that differ between the step's old and new inputs (pools matched by name)."""
+    old = {p["name"]: p for p in step["oldState"]["inputs"]["pools"]}["gpu"]
+    new = {p["name"]: p for p in step["newState"]["inputs"]["pools"]}["gpu"]
+    return {k: (old.get(k), new.get(k)) for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)}
+
+
+def test_a_min_nodes_change_is_an_in_place_update_of_the_pool(dev: LocalStack, workdir: Path) -> None:
+    """The Any Terraform Provider reports the changed top-level property (`pools`), without a detailed diff; the
+    engine's JSON holds both inputs, which is what the preview guard compares."""
+    dev.write_stack_file({**APPLIED, "gpu-autoscaling:gpuPool.minNodes": 2, "gpu-autoscaling:gpuPool.maxNodes": 3})
+    dev.preview(diff=True)
+    (event,) = [e for e in dev.events if e["type"] == "gcore:index/k8sv2:K8sv2"]
+    assert (event["op"], event["diffs"]) == ("update", ["pools"])
+    step = cluster_step(preview_json(dev, workdir, "min-nodes"))
+    assert step["op"] == "update"
+    assert gpu_pool_change(step) == {"maxNodeCount": (2, 3), "minNodeCount": (1, 2)}
+    assert guard(workdir / "min-nodes.json").returncode == 0
+
+
+def test_a_flavor_change_is_an_update_the_guard_blocks(dev: LocalStack, workdir: Path) -> None:
+    """The engine shows a new GPU flavor as an *update* of the cluster (pool fields are not ForceNew: the provider
+    deletes and recreates the pool inside the update); the preview guard is what calls it a recreation."""
+    dev.write_stack_file({**APPLIED, "gpu-autoscaling:gpuPool.flavor": "bm3-ai-1xlarge-a100-80-8"})
+    dev.preview(diff=True)
+    (event,) = [e for e in dev.events if e["type"] == "gcore:index/k8sv2:K8sv2"]
+    assert (event["op"], event["diffs"]) == ("update", ["pools"])
+    step = cluster_step(preview_json(dev, workdir, "flavor"))
+    assert gpu_pool_change(step) == {"flavorId": ("bm3-ai-1xlarge-h100-80-8", "bm3-ai-1xlarge-a100-80-8")}
+    blocked = guard(workdir / "flavor.json")
+    assert blocked.returncode == 1 and "flavorId" in blocked.stdout + blocked.stderr
+    dev.write_stack_file(APPLIED)  # back to the deployed state
+
+
+# --- a consumer stack, through a real StackReference ---------------------------------------------------------------
+
+
+def test_a_consumer_stack_reads_the_outputs_through_a_stack_reference(dev: LocalStack, kube: Kube, tc: Toolchain,
+                                                                     workdir: Path, timer: Timer) -> None:
+    from e2e.harness import consumer
+
+    with consumer(tc, dev, workdir / "consumer") as stack:
+        with timer.phase("consumer up"):
+            stack.up(on_output=sys.stdout.write)
+        outputs = stack.outputs()
+        assert not outputs["platformStack"].secret
+        deployed = json.loads(json.dumps(outputs["workload"].value))
+        assert deployed["namespace"] == "reranker"
+        assert kube.get("deployment", "reranker", "-n", "reranker")["spec"]["template"]["spec"]["nodeSelector"]
+        # The platform's kubeconfig is secret in the platform stack and stays secret where it is read.
+        platform_outputs = dev.stack.outputs()
+        assert platform_outputs["kubeconfig"].secret and platform_outputs["grafanaAdminPassword"].secret
+        with timer.phase("consumer destroy"):
+            stack.destroy()
+
+
+# --- destroy --------------------------------------------------------------------------------------------------------
+
+
+def test_destroy_leaves_nothing_of_ours_and_no_namespace_terminating(dev: LocalStack, kube: Kube,
+                                                                     timer: Timer) -> None:
+    with timer.phase("destroy"):
+        dev.destroy()
+    assert timer.phases["destroy"] < 180
+    namespaces = kube.get("namespaces")["items"]
+    assert [n["metadata"]["name"] for n in namespaces if n["status"]["phase"] != "Active"] == []
+    assert {n["metadata"]["name"] for n in namespaces} == {"default", "kube-node-lease", "kube-public", "kube-system"}
+    assert kube.ours() == []

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The end-to-end tests on the real engine and a local control plane (e2e/), in a network namespace with only
+# loopback (scripts/lib-netns.sh): nothing they start can reach a network.
+#
+#   bash scripts/e2e.sh               # lifecycle: up, second up, changes, consumer, destroy; existing clusters;
+#                                     # bad input against the real server
+#   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
+#   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
+#   E2E_FILES=e2e/test_lifecycle.py bash scripts/e2e.sh   # only these test files
+#
+# Needs the toolchain (bash scripts/toolchain.sh; this script never builds it) and the fast suite's environment
+# (bash scripts/test.sh makes .venv and fills the chart cache). Each phase prints its wall time.
+# Exit status: 0 the tests passed; 1 a test failed; 2 the toolchain or the environment is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib-netns.sh
+suite="lifecycle"
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then suite="$1"; shift; fi
+[ "${1:-}" = "--" ] && shift
+case "$suite" in
+  lifecycle) files=(e2e/test_lifecycle.py e2e/test_existing_cluster.py e2e/test_bad_input.py) ;;
+  autoscaling) files=(e2e/test_autoscaling.py) ;;
+  *) echo "e2e: unknown suite '$suite' (lifecycle or autoscaling)" >&2; exit 2 ;;
+esac
+if [ -n "${E2E_FILES:-}" ]; then read -r -a files <<<"$E2E_FILES"; fi
+if ! python3 toolchain/build.py --check >/dev/null 2>&1; then
+  echo "e2e: the Go toolchain is not built on this machine; build it once with: bash scripts/toolchain.sh" >&2
+  exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+  echo "e2e: no .venv; run bash scripts/test.sh first (it makes the environment and the chart cache)" >&2
+  exit 2
+fi
+isolate_network "$0" "$suite" -- "$@"
+export E2E_OUT="${E2E_OUT:-$PWD/e2e-out}"
+mkdir -p "$E2E_OUT"
+export E2E_CLUSTER_DIR="${E2E_CLUSTER_DIR:-$(mktemp -d)}"
+.venv/bin/python -m delivery.charts >/dev/null
+start=$(date +%s)
+set +e
+.venv/bin/python -m pytest -p no:cacheprovider -p no:xdist -q -s "${files[@]}" "$@"
+rc=$?
+set -e
+echo "e2e $suite: exit $rc after $(( $(date +%s) - start )) s" >&2
+exit $rc
