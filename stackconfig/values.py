@@ -23,6 +23,11 @@ from stacknames import SECRETS_NAMESPACE
 #: Gcore cluster and pool names (API K8sClusterCreateV2Serializer): 2-20 chars.
 GCORE_NAME = re.compile(r"^[a-z][a-z0-9\-]{0,18}[a-z0-9]$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: A Service name is a DNS-1035 label: a letter first (k8s.io/apimachinery pkg/util/validation, IsDNS1035Label).
+DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+#: Pod names are `<deployment>-<hash up to 10>-<5>`, truncated by Kubernetes at 58+5 chars; a name of at
+#: most 40 keeps every pod name whole, so the query's pod regex matches all of the workload's pods.
+WORKLOAD_NAME_MAX = 40
 LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
@@ -48,6 +53,28 @@ def _dns_label(value: str) -> str:
         raise _invalid(
             "Kubernetes needs a DNS-1123 label (lowercase letters, digits, '-', at most 63 characters)",
             "use lowercase letters, digits and '-' only",
+        )
+    return value
+
+
+def _workload_name(value: str) -> str:
+    """The name of the workload's Deployment, Service, ScaledObject, PDB and (`keda-hpa-<name>`) HPA."""
+    if len(value) > WORKLOAD_NAME_MAX:
+        raise _invalid(
+            f"has {len(value)} characters; a workload name may have at most {WORKLOAD_NAME_MAX}, so that Kubernetes "
+            "never truncates its pod names (`<name>-<hash>-<5>`) and the scaling query finds every pod",
+            f"shorten it to at most {WORKLOAD_NAME_MAX} characters",
+        )
+    if not DNS_1035_LABEL.match(value):
+        if DNS_1035_LABEL.match(value.lower()):
+            fix = f"write it in lowercase: '{value.lower()}'"
+        elif value[:1].isdigit() and DNS_LABEL.match(value):
+            fix = f"start it with a letter, e.g. 'llm-{value}'"
+        else:
+            fix = "use lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
+        raise _invalid(
+            "is not a DNS-1035 label, which the workload's Service name must be (lowercase letters, digits and "
+            "'-', a letter first)", fix,
         )
     return value
 
@@ -241,6 +268,7 @@ Percent = Annotated[float, AfterValidator(_percent)]
 
 GcoreName = Annotated[str, AfterValidator(_gcore_name)]
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+WorkloadName = Annotated[str, AfterValidator(_workload_name)]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 Taints = Annotated[dict[str, str], AfterValidator(_taints)]
 Image = Annotated[str, AfterValidator(_image)]

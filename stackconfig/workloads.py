@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -21,12 +21,10 @@ from stackconfig.values import (
     PortName,
     Quantity,
     SecretKey,
+    WorkloadName,
 )
 from stacknames import DEFAULT_WORKLOAD_NAMESPACE
 
-#: Pod names are `<deployment>-<hash up to 10>-<5>`, truncated by Kubernetes at 58+5 chars; a name of at
-#: most 40 keeps every pod name whole, so the query's pod regex matches all of the workload's pods.
-WORKLOAD_NAME_MAX = 40
 
 
 class WakeTriggerConfig(Model):
@@ -115,7 +113,7 @@ class ResourcesConfig(Model):
 class WorkloadConfig(Model):
     """A GPU Deployment scaled by KEDA on its GPUs' utilisation."""
 
-    name: Annotated[DnsLabel, Field(max_length=WORKLOAD_NAME_MAX)]
+    name: WorkloadName
     namespace: DnsLabel = DEFAULT_WORKLOAD_NAMESPACE
     image: Image
     command: list[str] = Field(default_factory=list)
