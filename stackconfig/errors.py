@@ -66,6 +66,8 @@ def from_validation_error(
             )
         elif err["type"] == "missing":
             problems.append(Problem(key, None, "is required but missing", f"set {key} in the stack file"))
+        elif err["type"] == "invalid_value":  # our own validators (stackconfig/values.py `invalid`): our words
+            problems.append(Problem(key, value, err["msg"], str((err.get("ctx") or {}).get("fix"))))
         else:
             msg = err["msg"].removeprefix("Value error, ")
             fix = (err.get("ctx") or {}).get("fix") or _generic_fix(err["type"], err.get("ctx") or {})

@@ -34,15 +34,16 @@ ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def _invalid(reason: str, fix: str) -> PydanticCustomError:
+def invalid(reason: str, fix: str) -> PydanticCustomError:
+    """What a value validator raises: the reason (after the key and value) and the fix, in our words."""
     return PydanticCustomError("invalid_value", "{reason}", {"reason": reason, "fix": fix})
 
 
 def _gcore_name(value: str) -> str:
     if not GCORE_NAME.match(value):
-        raise _invalid(
-            "Gcore accepts 2-20 characters: a lowercase letter first, then lowercase letters, digits or '-', "
-            "not ending in '-'",
+        raise invalid(
+            "is not a name Gcore accepts: 2-20 characters, a lowercase letter first, then lowercase letters, digits or "
+            "'-', not ending in '-'",
             "pick a short name such as 'gpu-prod'",
         )
     return value
@@ -50,8 +51,8 @@ def _gcore_name(value: str) -> str:
 
 def _dns_label(value: str) -> str:
     if len(value) > 63 or not DNS_LABEL.match(value):
-        raise _invalid(
-            "Kubernetes needs a DNS-1123 label (lowercase letters, digits, '-', at most 63 characters)",
+        raise invalid(
+            "is not a DNS-1123 label, which Kubernetes needs here (lowercase letters, digits, '-', at most 63 characters)",
             "use lowercase letters, digits and '-' only",
         )
     return value
@@ -60,7 +61,7 @@ def _dns_label(value: str) -> str:
 def _workload_name(value: str) -> str:
     """The name of the workload's Deployment, Service, ScaledObject, PDB and (`keda-hpa-<name>`) HPA."""
     if len(value) > WORKLOAD_NAME_MAX:
-        raise _invalid(
+        raise invalid(
             f"has {len(value)} characters; a workload name may have at most {WORKLOAD_NAME_MAX}, so that Kubernetes "
             "never truncates its pod names (`<name>-<hash>-<5>`) and the scaling query finds every pod",
             f"shorten it to at most {WORKLOAD_NAME_MAX} characters",
@@ -72,7 +73,7 @@ def _workload_name(value: str) -> str:
             fix = f"start it with a letter, e.g. 'llm-{value}'"
         else:
             fix = "use lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
-        raise _invalid(
+        raise invalid(
             "is not a DNS-1035 label, which the workload's Service name must be (lowercase letters, digits and "
             "'-', a letter first)", fix,
         )
@@ -89,10 +90,10 @@ def _label_key(key: str) -> bool:
 def _labels(value: dict[str, str]) -> dict[str, str]:
     for key, val in value.items():
         if not _label_key(key):
-            raise _invalid(f"label key {key!r} is not a valid Kubernetes label key",
+            raise invalid(f"has the label key {key!r}, which is not a valid Kubernetes label key",
                            "use '[prefix/]name' with name ≤ 63 chars of [A-Za-z0-9-_.]")
         if val and (len(val) > 63 or not LABEL_NAME.match(val)):
-            raise _invalid(f"label value {val!r} (key {key!r}) is not a valid Kubernetes label value",
+            raise invalid(f"has the label value {val!r} (key {key!r}), which is not a valid Kubernetes label value",
                            "use ≤ 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric")
     return value
 
@@ -103,8 +104,8 @@ def _taints(value: dict[str, str]) -> dict[str, str]:
         if not _label_key(key) or not sep or effect not in TAINT_EFFECTS or (
             taint_value and not LABEL_NAME.match(taint_value)
         ):
-            raise _invalid(
-                f"taint {key!r}: {spec!r} is not in Gcore's form 'key: value:Effect'",
+            raise invalid(
+                f"has the taint {key!r}: {spec!r}, which is not in Gcore's form 'key: value:Effect'",
                 f"write it like 'nvidia.com/gpu: present:NoSchedule'; Effect is one of {', '.join(TAINT_EFFECTS)}",
             )
     return value
@@ -113,24 +114,24 @@ def _taints(value: dict[str, str]) -> dict[str, str]:
 _PIN = "pin a version tag or a digest, e.g. 'registry.example.com/app:1.4.2'"
 #: Why an image is refused (podspec.image_unpinned's reasons) and the fix.
 _UNPINNED = {
-    "digest": ("the digest is not 'sha256:' followed by 64 lowercase hex digits",
+    "digest": ("has a digest that is not 'sha256:' followed by 64 lowercase hex digits",
                "copy the full digest, e.g. 'registry.example.com/app@sha256:<64 hex>'"),
-    "untagged": ("the image has no tag, so every node may pull a different build", _PIN),
-    "latest": ("the image is tagged 'latest', so every node may pull a different build", _PIN),
+    "untagged": ("has no tag, so every node may pull a different build", _PIN),
+    "latest": ("is tagged 'latest', so every node may pull a different build", _PIN),
 }
 
 
 def _image(value: str) -> str:
     reason = image_unpinned(value)
     if reason is not None:
-        raise _invalid(*_UNPINNED[reason])
+        raise invalid(*_UNPINNED[reason])
     return value
 
 
 def _env(value: dict[str, str]) -> dict[str, str]:
     for key in value:
         if not ENV_NAME.match(key):
-            raise _invalid(f"environment variable name {key!r} is not valid",
+            raise invalid(f"has the environment variable name {key!r}, which is not valid",
                            "use letters, digits, '_', '-' or '.', not starting with a digit")
     return value
 
@@ -142,12 +143,12 @@ def _memory(value: Any) -> Any:
     if value is None:
         return value
     if is_number(value):
-        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare memory number as bytes",
+        raise invalid("has no unit, and Kubernetes reads a bare memory number as bytes",
                        f"write '{value}Gi' (or Mi)")
     if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?m", value):
-        raise _invalid("'m' means 1/1000 (millibytes) in Kubernetes quantities", f"write '{value[:-1]}Mi'")
+        raise invalid("is in millibytes: 'm' means 1/1000 in Kubernetes quantities", f"write '{value[:-1]}Mi'")
     if not isinstance(value, str) or not MEMORY_QUANTITY.match(value):
-        raise _invalid("is not a Kubernetes memory quantity", "write it like '64Gi' or '512Mi'")
+        raise invalid("is not a Kubernetes memory quantity", "write it like '64Gi' or '512Mi'")
     return value
 
 
@@ -155,7 +156,7 @@ def _cpu(value: Any) -> Any:
     if is_number(value):  # cores: 8, 0.5 and "8" are all valid quantities
         value = str(value)
     if value is not None and (not isinstance(value, str) or not CPU_QUANTITY.match(value)):
-        raise _invalid("is not a Kubernetes CPU quantity", "write cores like '8' or '0.5', or millicores like '500m'")
+        raise invalid("is not a Kubernetes CPU quantity", "write cores like '8' or '0.5', or millicores like '500m'")
     return value
 
 
@@ -163,23 +164,23 @@ def _storage_size(value: Any) -> Any:
     if value is None:
         return value
     if is_number(value):
-        raise _invalid(f"{value} has no unit, and Kubernetes reads a bare size as bytes", f"write '{value}Gi'")
+        raise invalid("has no unit, and Kubernetes reads a bare size as bytes", f"write '{value}Gi'")
     if not isinstance(value, str) or not re.fullmatch(r"\d+(Mi|Gi|Ti)", value):
-        raise _invalid("is not a volume size in Mi, Gi or Ti", "write it like '200Gi'")
+        raise invalid("is not a volume size in Mi, Gi or Ti", "write it like '200Gi'")
     return value
 
 
 def _retention(value: Any) -> Any:
     if is_number(value):
-        raise _invalid(f"{value} has no unit, and Prometheus reads retention as a duration", f"write '{value}d'")
+        raise invalid("has no unit, and Prometheus reads retention as a duration", f"write '{value}d'")
     if not isinstance(value, str) or not PROMETHEUS_DURATION.match(value):
-        raise _invalid("is not a Prometheus duration", "write it like '15d' or '36h' (units ms, s, m, h, d, w, y)")
+        raise invalid("is not a Prometheus duration", "write it like '15d' or '36h' (units ms, s, m, h, d, w, y)")
     return value
 
 
 def _percent(value: float) -> float:
     if value <= 1:
-        raise _invalid(
+        raise invalid(
             f"looks like a fraction, but this is a percentage: {value} would hold each GPU at {value} % utilisation, "
             "so the workload would sit at maxReplicas under any load",
             f"write {value * 100:g} for {value * 100:g} %",
@@ -203,15 +204,15 @@ def _cron(value: str) -> str:
     """
     fields = value.split()
     if len(fields) != 5:
-        raise _invalid(f"has {len(fields)} field(s); KEDA's cron scaler takes 5 (minute hour day month weekday)",
+        raise invalid(f"has {len(fields)} field(s); KEDA's cron scaler takes 5 (minute hour day month weekday)",
                        "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
     for part in fields:
         for token in re.split(r"[,/-]", part):
             if not (token.isdigit() or token in ("*", "?") or token.upper() in _CRON_NAMES):
-                raise _invalid(f"field {part!r} is not standard cron (digits, '*', ',', '-', '/', month or "
+                raise invalid(f"has the field {part!r}, which is not standard cron (digits, '*', ',', '-', '/', month or "
                                "weekday names)", "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
     if not croniter.is_valid(value):
-        raise _invalid("is out of range for cron (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6)",
+        raise invalid("is out of range for cron (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6)",
                        "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
     return " ".join(fields)
 
@@ -220,7 +221,7 @@ def _timezone(value: str) -> str:
     try:
         ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError):
-        raise _invalid("is not a time zone name of the IANA database",
+        raise invalid("is not a time zone name of the IANA database",
                        "use a name such as 'Europe/Luxembourg', 'America/New_York' or 'UTC'") from None
     return value
 
@@ -234,14 +235,14 @@ PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 def _port_name(value: str) -> str:
     if len(value) > 15 or not PORT_NAME.match(value):
-        raise _invalid("Kubernetes port names are ≤ 15 lowercase letters, digits or '-' with at least one letter",
+        raise invalid("is not a Kubernetes port name (≤ 15 lowercase letters, digits or '-', with at least one letter)",
                        "use a name such as 'http' or 'metrics'")
     return value
 
 
 def _secret_key(value: str) -> str:
     if not SECRET_KEY.match(value):
-        raise _invalid(f"{value!r} is not a config key name (letters, digits, '_' or '-', a letter first)",
+        raise invalid("is not a config key name (letters, digits, '_' or '-', a letter first)",
                        f"name the key as set by 'pulumi config set --secret {SECRETS_NAMESPACE}:<key> <value>', "
                        "e.g. 'hfToken'")
     return value
@@ -249,13 +250,13 @@ def _secret_key(value: str) -> str:
 
 def _abs_path(value: str) -> str:
     if not value.startswith("/"):
-        raise _invalid("is not an absolute path", "start it with '/', e.g. '/models'")
+        raise invalid("is not an absolute path", "start it with '/', e.g. '/models'")
     return value
 
 
 def _metric(value: str) -> str:
     if not PROMETHEUS_METRIC.match(value):
-        raise _invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
+        raise invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
                        "'vllm:num_requests_waiting'")
     return value
 

@@ -50,3 +50,20 @@ def test_a_forty_character_name_is_accepted() -> None:
     assert load_stack_config(config(**{"workloads.0.name": "a" * 40})).workloads[0].name == "a" * 40
 
 
+
+
+@pytest.mark.parametrize("minutes", [5, 15, 20, 24])
+def test_a_provision_time_shorter_than_a_bare_metal_boot_is_refused(minutes: int) -> None:
+    """`gpuPool.provisionMinutes` becomes the autoscaler's max-node-provision-time: below Gcore's 20–25 minutes
+    until a bare-metal node is Ready, the autoscaler deletes every node that is still booting."""
+    message = problems(config(**{"gpuPool.provisionMinutes": minutes}))
+    assert f"gpuPool.provisionMinutes: {minutes} is shorter than a bare-metal GPU node takes to boot" in message
+    assert "Fix: use at least 25 (default 35)" in message
+
+
+def test_the_floor_itself_is_accepted_and_reaches_the_autoscaler() -> None:
+    from renderers.gcore_cluster import autoscaler_config
+    from stackconfig import load_stack_config
+
+    cfg = load_stack_config(config(**{"gpuPool.provisionMinutes": 25}))
+    assert autoscaler_config(cfg.gpu_pool, cfg.workloads, {})["max-node-provision-time"] == "25m"

@@ -203,7 +203,7 @@ def test_bad_label_values_are_refused(value: str) -> None:
         load_stack_config({"cluster": CLUSTER, "gpuPool": {"labels": labels}})
     (problem,) = err.value.problems
     assert problem.key == "gpuPool.labels" and problem.value == labels
-    assert f"label value {value!r} (key 'platform.gcore-gpu/pool') is not a valid Kubernetes label value" in (
+    assert f"label value {value!r} (key 'platform.gcore-gpu/pool'), which is not a valid Kubernetes label value" in (
         problem.message
     )
     assert problem.fix == "use ≤ 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric"

@@ -118,9 +118,9 @@ RULES = [
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "start": "0 25 * * *"}]}),
                  ["workloads[0].schedules[0].start", "is out of range"], id="hour-25"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "end": "0 18 L * *"}]}),
-                 ["workloads[0].schedules[0].end", "field 'L' is not standard cron"], id="croniter-extension"),
+                 ["workloads[0].schedules[0].end", "field 'L', which is not standard cron"], id="croniter-extension"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "timezone": "Europe/Atlantis"}]}),
-                 ["workloads[0].schedules[0].timezone: 'Europe/Atlantis' is invalid: is not a time zone name of "
+                 ["workloads[0].schedules[0].timezone: 'Europe/Atlantis' is not a time zone name of "
                   "the IANA database"], id="timezone"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "minReplicas": 9}]}),
                  ["workloads[0].schedules[0].minReplicas: 9 is greater than the workload's maxReplicas (8)"],

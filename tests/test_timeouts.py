@@ -91,7 +91,7 @@ def test_cluster_timeouts_cover_the_provider_task_cap_and_the_pool(rec: Recordin
 
 @pytest.mark.parametrize(
     ("provision", "expected"),
-    [(5, {"create": "70m", "update": "75m"}), (35, {"create": "70m", "update": "105m"}),
+    [(25, {"create": "70m", "update": "95m"}), (35, {"create": "70m", "update": "105m"}),
      (60, {"create": "70m", "update": "130m"}), (120, {"create": "70m", "update": "130m"})],
 )
 def test_cluster_timeouts_follow_the_pool_up_to_the_task_cap(provision: int, expected: dict[str, str]) -> None:
@@ -128,7 +128,7 @@ def test_deployments_keep_custom_timeouts_longer_than_the_pool_provisioning(rec:
 # --- the Cluster Autoscaler waits for a node at least as long as the pool needs ------------------------------------
 
 
-@pytest.mark.parametrize("provision", [5, 20, 35, 60, 120])
+@pytest.mark.parametrize("provision", [25, 30, 35, 60, 120])
 def test_derived_max_node_provision_time_is_never_below_the_pool(provision: int) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"provisionMinutes": provision}})
     flags = autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)
