@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
+from docker_image import reference
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
@@ -52,7 +53,8 @@ def _gcore_name(value: str) -> str:
 def _dns_label(value: str) -> str:
     if len(value) > 63 or not DNS_LABEL.match(value):
         raise invalid(
-            "is not a DNS-1123 label, which Kubernetes needs here (lowercase letters, digits, '-', at most 63 characters)",
+            "is not a DNS-1123 label, which Kubernetes needs here (lowercase letters, digits, '-', at most 63 "
+            "characters)",
             "use lowercase letters, digits and '-' only",
         )
     return value
@@ -121,7 +123,58 @@ _UNPINNED = {
 }
 
 
+#: How a reference is written: the grammar of distribution/reference (github.com/distribution/reference, regexp.go).
+_REFERENCE_FORM = "[registry[:port]/]path[:tag][@sha256:<64 hex>], e.g. 'registry.example.com/team/app:1.4.2'"
+
+
+def _reference_problem(value: str) -> PydanticCustomError | None:
+    """Why the container runtime could not parse `value` as an image reference, or None.
+
+    The grammar is distribution/reference's (the Go module every runtime parses with), through docker-image-py's
+    port of its regexp.go, with Docker's short-name normalisation (`nginx:1` is `docker.io/library/nginx:1`).
+    Kubernetes itself accepts any string as an image, so without this a typo surfaces only as a pod stuck in
+    InvalidImageName on the node.
+    """
+    try:
+        reference.Reference.parse_normalized_named(value)
+    except reference.InvalidReference as exc:
+        if any(c.isspace() for c in value):
+            return invalid("contains whitespace, which no image reference may hold",
+                           "remove the spaces (" + _REFERENCE_FORM + ")")
+        if "must be lowercase" in str(exc):
+            name, sep, rest = _split_reference(value)
+            return invalid("has uppercase letters in its repository path; registries and the container runtime "
+                           "accept only lowercase there (the registry host and the tag may have uppercase)",
+                           f"write '{_lower_path(name)}{sep}{rest}'")
+        if "@" in value and image_unpinned(value) == "digest":
+            return None  # the pinning check below names what is wrong with the digest
+        return invalid(f"is not an image reference the container runtime can parse ({exc})",
+                       "write it as " + _REFERENCE_FORM)
+    return None
+
+
+def _split_reference(value: str) -> tuple[str, str, str]:
+    """(name, separator, tag-or-digest) of a reference: the tag is after the last ':' of the last path part."""
+    name, at, digest = value.partition("@")
+    head, slash, last = name.rpartition("/")
+    repo, colon, tag = last.partition(":")
+    if at:
+        return f"{head}{slash}{repo}", (colon or "@"), (f"{tag}@{digest}" if colon else digest)
+    return f"{head}{slash}{repo}", colon, tag
+
+
+def _lower_path(name: str) -> str:
+    """The repository path in lowercase; the registry host (first part with a '.' or ':', or localhost) kept."""
+    first, slash, rest = name.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        return f"{first}/{rest.lower()}"
+    return name.lower()
+
+
 def _image(value: str) -> str:
+    problem = _reference_problem(value)
+    if problem is not None:
+        raise problem
     reason = image_unpinned(value)
     if reason is not None:
         raise invalid(*_UNPINNED[reason])
@@ -209,8 +262,8 @@ def _cron(value: str) -> str:
     for part in fields:
         for token in re.split(r"[,/-]", part):
             if not (token.isdigit() or token in ("*", "?") or token.upper() in _CRON_NAMES):
-                raise invalid(f"has the field {part!r}, which is not standard cron (digits, '*', ',', '-', '/', month or "
-                               "weekday names)", "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
+                raise invalid(f"has the field {part!r}, which is not standard cron (digits, '*', ',', '-', '/', "
+                              "month or weekday names)", "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")
     if not croniter.is_valid(value):
         raise invalid("is out of range for cron (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6)",
                        "write it like '0 8 * * 1-5' (08:00 Monday to Friday)")

@@ -26,7 +26,6 @@ from stackconfig.values import (
 from stacknames import DEFAULT_WORKLOAD_NAMESPACE
 
 
-
 class WakeTriggerConfig(Model):
     """A demand signal (queue length, request rate) that can wake a workload scaled to zero.
 

@@ -3,8 +3,6 @@ the key, the value and the fix."""
 
 from __future__ import annotations
 
-
-
 import pytest
 
 from stacknames import KUBERNETES_NAMESPACES, RESERVED_NAMESPACES
@@ -67,3 +65,38 @@ def test_the_floor_itself_is_accepted_and_reaches_the_autoscaler() -> None:
 
     cfg = load_stack_config(config(**{"gpuPool.provisionMinutes": 25}))
     assert autoscaler_config(cfg.gpu_pool, cfg.workloads, {})["max-node-provision-time"] == "25m"
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("registry.example.com/gpu app:1.4.2", ["contains whitespace", "Fix: remove the spaces"]),
+        ("registry.example.com/app:1.4 .2", ["contains whitespace"]),
+        ("registry.example.com/Team/App:1.4.2", ["uppercase letters in its repository path",
+                                                 "Fix: write 'registry.example.com/team/app:1.4.2'"]),
+        ("VLLM:v0.14.0", ["uppercase letters", "Fix: write 'vllm:v0.14.0'"]),
+        ("registry..example.com/app:1", ["is not an image reference the container runtime can parse"]),
+        ("registry.example.com/app:", ["is not an image reference"]),
+        ("registry.example.com/app:-1", ["is not an image reference"]),
+        ("registry.example.com/app:" + "1" * 129, ["is not an image reference"]),
+    ],
+)
+def test_an_image_reference_the_runtime_cannot_parse_is_refused(image: str, expected: list[str]) -> None:
+    """distribution/reference's grammar (what the node parses): Kubernetes accepts any string, and the pod would
+    only fail on the node with InvalidImageName."""
+    message = problems(config(**{"workloads.0.image": image}))
+    assert f"workloads[0].image: {image!r}" in message, message
+    for fragment in expected:
+        assert fragment in message, message
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["registry.example.com/app:1.4.2", "Registry.Example.com/app:V1.4-RC", "localhost:5000/app:1",
+     "[::1]:5000/app:1", "nginx:1.27", "docker.io/library/nginx:1.27",
+     "registry.example.com/a/b/c__d-e.f:1@sha256:" + "0" * 64],
+)
+def test_references_of_the_grammar_are_accepted(image: str) -> None:
+    from stackconfig import load_stack_config
+
+    assert load_stack_config(config(**{"workloads.0.image": image})).workloads[0].image == image
