@@ -15,6 +15,9 @@ utilisation per GPU", whatever `k` is.
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+
 from renderers import dcgm
 
 #: KEDA names the HPA it creates `keda-hpa-<ScaledObject name>` unless told otherwise.
@@ -57,8 +60,16 @@ def threshold_value(target_utilization: float, gpus_per_pod: int) -> float:
 
 
 def format_number(value: float) -> str:
-    """KEDA reads thresholds as strings; render 60.0 as "60" and 67.5 as "67.5"."""
-    return f"{value:g}"
+    """A number as the exact decimal KEDA (Go's strconv.ParseFloat) and PromQL read back as the same float.
+
+    60.0 is "60", 67.5 is "67.5", 1234567 is "1234567" and 12345.678 is "12345.678": the shortest digits that
+    round-trip (Python's repr), written out without an exponent. `:g` would give "1.23457e+06" and "12345.7",
+    six significant digits, i.e. another threshold than the one configured.
+    """
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    text = format(Decimal(repr(float(value))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 # --- serving (issue 10): triggers on the workload's own series --------------------------------------

@@ -3,7 +3,11 @@ the key, the value and the fix."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stacknames import KUBERNETES_NAMESPACES, RESERVED_NAMESPACES
 from tests.test_config import config, problems
@@ -100,3 +104,38 @@ def test_references_of_the_grammar_are_accepted(image: str) -> None:
     from stackconfig import load_stack_config
 
     assert load_stack_config(config(**{"workloads.0.image": image})).workloads[0].image == image
+
+
+# --- thresholds reach KEDA as the exact decimal configured -------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=0, max_value=1e18))
+def test_every_threshold_is_written_as_an_exact_decimal(value: float) -> None:
+    """KEDA parses the threshold with Go's strconv.ParseFloat: the text must be a plain decimal that reads back as
+    the very number configured (`:g` wrote 1234567 as 1.23457e+06)."""
+    from renderers.promql import format_number
+
+    text = format_number(value)
+    assert float(text) == value
+    assert "e" not in text.lower() and not text.endswith(".")
+
+
+def test_a_large_threshold_reaches_the_scaled_object_and_the_dashboards_exactly() -> None:
+    from renderers.dashboards import dashboards
+    from renderers.workload_specs import scaled_object_spec
+    from stackconfig import load_stack_config
+
+    wake = {"query": "sum(queue_depth)", "threshold": 1234567, "activationThreshold": 12345.678}
+    serving = {"metrics": {"port": "http"}, "ports": [{"name": "http", "port": 8000}],
+               "triggers": [{"name": "tokens", "metric": "tokens_waiting", "threshold": 7654321.5}]}
+    cfg = load_stack_config(config(**{"workloads.0.wakeTrigger": wake, "workloads.0.targetUtilization": 12.345678,
+                                      **{f"workloads.0.{k}": v for k, v in serving.items()}}))
+    triggers = {t["name"]: t["metadata"] for t in scaled_object_spec(cfg.workloads[0], "http://p:9090")["triggers"]}
+    assert triggers["demand"]["threshold"] == "1234567"
+    assert triggers["demand"]["activationThreshold"] == "12345.678"
+    assert triggers["tokens"]["threshold"] == "7654321.5"
+    assert triggers["gpu-utilization"]["threshold"] == "12.345678"
+    text = json.dumps(dashboards(cfg))
+    assert "7654321.5" in text and "12.345678" in text
+    assert "e+06" not in text and "7.65432e" not in text
