@@ -12,6 +12,7 @@ from pathlib import Path
 import pulumi
 
 from components.cluster import GpuCluster, GpuClusterArgs
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs
 from components.keda import Keda, KedaArgs
@@ -29,21 +30,41 @@ cfg = stack_config(Path(__file__).parent)
 secrets = secret_config(secret_config_keys(cfg))
 pool = cfg.gpu_pool
 
-gpu_cluster = GpuCluster(
-    cfg.cluster.name,
-    GpuClusterArgs(
-        cluster=cfg.cluster,
-        pool=pool,
-        system_pool=cfg.system_pool,
-        autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
-        protect=cfg.protect,
-    ),
-)
+existing = cfg.cluster.existing
+gpu_cluster: GpuCluster | ExistingCluster
+if existing is None:
+    gpu_cluster = GpuCluster(
+        cfg.cluster.name,
+        GpuClusterArgs(
+            cluster=cfg.cluster,
+            pool=pool,
+            system_pool=cfg.system_pool,
+            autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
+            protect=cfg.protect,
+        ),
+    )
+else:
+    gpu_cluster = ExistingCluster(
+        cfg.cluster.name,
+        ExistingClusterArgs(
+            kubeconfig=(
+                secrets[existing.kubeconfig_secret]
+                if existing.kubeconfig_secret
+                else pulumi.StackReference(str(existing.stack_reference)).require_output("kubeconfig")
+            ),
+            cluster_name=cfg.cluster.name,
+            kubernetes_version=cfg.cluster.version,
+            autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
+        ),
+    )
 in_cluster = pulumi.ResourceOptions(providers={"kubernetes": gpu_cluster.provider})
+mirror = cfg.charts.mirror
 
 # The three releases are independent of each other: Pulumi installs them in parallel.
-gpu_operator = GpuOperator("gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operator, pool.taints), opts=in_cluster)
-keda = Keda("keda", KedaArgs(cfg.charts.keda), opts=in_cluster)
+gpu_operator = GpuOperator(
+    "gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operator, pool.taints, mirror=mirror), opts=in_cluster
+)
+keda = Keda("keda", KedaArgs(cfg.charts.keda, mirror=mirror), opts=in_cluster)
 monitoring = Monitoring(
     "monitoring",
     MonitoringArgs(
@@ -69,6 +90,8 @@ monitoring = Monitoring(
             if cfg.alerting.any_receiver
             else None
         ),
+        query_url=cfg.monitoring.query_url,
+        mirror=mirror,
     ),
     opts=in_cluster,
 )

@@ -36,6 +36,9 @@ class GpuCluster(pulumi.ComponentResource):
     cluster: gcore.K8sv2
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
+    cluster_name: pulumi.Output[str]
+    cluster_id: pulumi.Output[str]
+    kubernetes_version: pulumi.Output[str]
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:cluster:GpuCluster", name, None, opts)
@@ -73,7 +76,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.cluster = gcore.K8sv2(
             f"{name}-cluster",
             name=c.name,  # explicit: an auto-name would break Gcore's 20-character limit
-            keypair=c.keypair,
+            keypair=c.keypair,  # required without cluster.existing (stackconfig/rules/cluster.py)
             version=c.version,
             **location,
             fixed_network=c.network,
@@ -90,6 +93,8 @@ class GpuCluster(pulumi.ComponentResource):
                 # No custom_timeouts: the bridge's Plugin Framework path ignores them (see gcore_timeouts).
             ),
         )
+        self.cluster_name, self.cluster_id, self.kubernetes_version = (
+            self.cluster.name, self.cluster.id, self.cluster.version)
         kubeconfig = gcore.get_k8sv2_kubeconfig_output(
             cluster_name=self.cluster.name,
             **location,

@@ -19,6 +19,8 @@ class GpuOperatorArgs:
     version: str
     pool_taints: Mapping[str, str]
     namespace: str = GPU_OPERATOR_NAMESPACE
+    #: `charts.mirror`: where the chart comes from instead of its repository.
+    mirror: str | None = None
 
 
 class GpuOperator(AddonRelease):
@@ -26,4 +28,4 @@ class GpuOperator(AddonRelease):
         super().__init__("gpu-platform:addons:GpuOperator", name, None, opts)
         # dcgm-exporter and the device plugin mount host paths: the namespace must allow privileged pods.
         self._install(name, args.namespace, versions.GPU_OPERATOR, args.version, gpu_operator_values(args.pool_taints),
-                      pod_security="privileged", timeout=900)
+                      pod_security="privileged", timeout=900, mirror=args.mirror)

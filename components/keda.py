@@ -16,9 +16,11 @@ from stacknames import KEDA_NAMESPACE
 class KedaArgs:
     version: str
     namespace: str = KEDA_NAMESPACE
+    #: `charts.mirror`: where the chart comes from instead of its repository.
+    mirror: str | None = None
 
 
 class Keda(AddonRelease):
     def __init__(self, name: str, args: KedaArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:addons:Keda", name, None, opts)
-        self._install(name, args.namespace, versions.KEDA, args.version, keda_values())
+        self._install(name, args.namespace, versions.KEDA, args.version, keda_values(), mirror=args.mirror)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -30,6 +31,20 @@ def namespace(
     )
 
 
+def chart_source(chart: Chart, version: str, mirror: str | None) -> dict[str, Any]:
+    """The Release's `chart`, `version` and `repository_opts`: the chart's own repository, or `charts.mirror` (a
+    Helm repository, an `oci://` path, or a directory of packaged archives, which Helm installs from the file:
+    pulumi-kubernetes helm_release.go `locateChart`; the file name carries the version)."""
+    if mirror is None:
+        return {"chart": chart.name, "version": version,
+                "repository_opts": k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo)}
+    if mirror.startswith("oci://"):
+        return {"chart": f"{mirror.rstrip('/')}/{chart.name}", "version": version}
+    if "://" in mirror:
+        return {"chart": chart.name, "version": version, "repository_opts": k8s.helm.v3.RepositoryOptsArgs(repo=mirror)}
+    return {"chart": str(Path(mirror) / chart.archive(version))}
+
+
 def pinned_release(
     resource_name: str,
     chart: Chart,
@@ -39,6 +54,7 @@ def pinned_release(
     parent: pulumi.Resource,
     timeout: int = 600,
     depends_on: list[pulumi.Resource] | None = None,
+    mirror: str | None = None,
 ) -> k8s.helm.v3.Release:
     """A Helm release of `chart` at an exact version, named after the chart, in its own namespace.
 
@@ -48,9 +64,7 @@ def pinned_release(
     return k8s.helm.v3.Release(
         resource_name,
         name=chart.name,
-        chart=chart.name,
-        version=version,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
+        **chart_source(chart, version, mirror),
         namespace=namespace_name,
         values=dict(values),
         timeout=timeout,
@@ -66,10 +80,10 @@ class AddonRelease(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
 
     def _install(self, name: str, namespace_name: str, chart: Chart, version: str, values: Mapping[str, Any], *,
-                 pod_security: str = "baseline", timeout: int = 600) -> None:
+                 pod_security: str = "baseline", timeout: int = 600, mirror: str | None = None) -> None:
         """The namespace, then the release in it; `register_outputs` last."""
         ns = namespace(f"{name}-ns", namespace_name, self, pod_security=pod_security)
         self.namespace = ns.metadata.name
         self.release = pinned_release(f"{name}-release", chart, version, self.namespace, values, parent=self,
-                                      timeout=timeout)
+                                      timeout=timeout, mirror=mirror)
         self.register_outputs({"namespace": self.namespace, "release": self.release.name})

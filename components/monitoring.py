@@ -51,6 +51,10 @@ class MonitoringArgs:
     #: Rendered Alertmanager configuration (a secret Output, renderers/alertmanager_config.py); None keeps the chart's
     #: own, which routes every alert to its "null" receiver.
     alertmanager_config: pulumi.Input[str] | None = None
+    #: The Prometheus KEDA queries when it is not this release's (`monitoring.queryUrl`).
+    query_url: str | None = None
+    #: `charts.mirror`: where the chart comes from instead of its repository.
+    mirror: str | None = None
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -95,9 +99,10 @@ class Monitoring(pulumi.ComponentResource):
         self.release = pinned_release(
             f"{name}-release", versions.KUBE_PROMETHEUS_STACK, args.version, self.namespace,
             monitoring_values(args.retention, args.namespace, extra, args.storage, args.node_exporter_namespace),
-            parent=self, timeout=900, depends_on=[*before_release, node_exporter_ns],
+            parent=self, timeout=900, depends_on=[*before_release, node_exporter_ns], mirror=args.mirror,
         )
-        self.prometheus_url = self.namespace.apply(prometheus_url)
+        self.prometheus_url = (pulumi.Output.from_input(args.query_url) if args.query_url
+                               else self.namespace.apply(prometheus_url))
         # Custom resources below need the chart's CRDs: they wait for the release.
         after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
         if args.rule_groups:

@@ -254,16 +254,10 @@ def _repository_module(name: str) -> Any:
             sys.path.remove(str(ROOT))
 
 
-def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """`secrets:<key>` -> placeholder for every secret key this project's stack config refers to.
-
-    What an operator's `pulumi config set --secret` provides on a real machine; the offline plan and the
-    graph tests have no such values. A config that does not load gets none (the program reports it).
-    """
-    from stackconfig import ConfigError, load_stack_config, secret_config_keys
+def _stack_config(stack: str, overrides: Mapping[str, Any] | None = None) -> Any:
+    """The stack's config model with `overrides` applied, or None when it does not load (the program reports it)."""
+    from stackconfig import ConfigError, load_stack_config
     from stackconfig.loader import decode
-    from stackconfig.stackfile import SECRET_PLACEHOLDER
-    from stacknames import SECRETS_NAMESPACE
 
     project, config, _ = load_config(stack)
     for key, value in (overrides or {}).items():
@@ -274,10 +268,32 @@ def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) 
     prefix = f"{project}:"
     raw = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
     try:
-        keys = secret_config_keys(load_stack_config(raw))
+        return load_stack_config(raw)
     except ConfigError:
-        return {}
+        return None
+
+
+def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """`secrets:<key>` -> placeholder for every secret key this project's stack config refers to.
+
+    What an operator's `pulumi config set --secret` provides on a real machine; the offline plan and the
+    graph tests have no such values. A config that does not load gets none (the program reports it).
+    """
+    from stackconfig import secret_config_keys
+    from stackconfig.stackfile import SECRET_PLACEHOLDER
+    from stacknames import SECRETS_NAMESPACE
+
+    cfg = _stack_config(stack, overrides)
+    keys = secret_config_keys(cfg) if cfg is not None else []
     return {f"{SECRETS_NAMESPACE}:{k}": SECRET_PLACEHOLDER for k in keys}
+
+
+def placeholder_references(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, ReferencedStack]:
+    """The stack an existing cluster's kubeconfig comes from (`cluster.existing.stackReference`), exporting a
+    (secret) kubeconfig as the owning stack would: what the offline plan assumes of a stack it cannot read."""
+    cfg = _stack_config(stack, overrides)
+    ref = cfg.cluster.existing.stack_reference if cfg is not None and cfg.cluster.existing else None
+    return {ref: ReferencedStack({"kubeconfig": MOCK_KUBECONFIG}, frozenset({"kubeconfig"}))} if ref else {}
 
 
 def record_stack(
@@ -286,16 +302,21 @@ def record_stack(
     project_dir: Path = ROOT,
     into: Recording | None = None,
     secrets: Mapping[str, str] | None = None,
+    stack_references: Mapping[str, ReferencedStack] | None = None,
 ) -> Recording:
     """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one).
 
     `into` receives the registrations even when the program raises (to prove nothing was half-created).
     `secrets` is secret config (`{"secrets:hfToken": "..."}`, as `pulumi config set --secret` would give);
-    None gives every secret key the stack refers to a placeholder (`placeholder_secrets`).
+    None gives every secret key the stack refers to a placeholder (`placeholder_secrets`). `stack_references`
+    None gives the stack an existing cluster comes from a placeholder (`placeholder_references`).
     """
     if secrets is None:
         secrets = placeholder_secrets(stack, overrides) if project_dir == ROOT else {}
-    return record_program(project_dir, stack, overrides, into=into, secrets=secrets)
+    if stack_references is None:
+        stack_references = placeholder_references(stack, overrides) if project_dir == ROOT else {}
+    return record_program(project_dir, stack, overrides, into=into, secrets=secrets,
+                          stack_references=stack_references)
 
 
 def record_program(

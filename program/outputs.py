@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
 
-from components.cluster import GpuCluster
 from components.gpu_operator import GpuOperator
 from components.keda import Keda
 from components.monitoring import Monitoring
@@ -22,6 +21,15 @@ from renderers import promql, workload_specs
 from renderers.headroom_specs import max_replicas, replicas
 from stackconfig import HeadroomConfig, StackConfig
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME
+
+
+class ClusterHandle(Protocol):
+    """What the outputs read of the cluster: GpuCluster's, or ExistingCluster's (no id: not created here)."""
+
+    cluster_name: pulumi.Output[str]
+    cluster_id: pulumi.Output[Any]
+    kubeconfig: pulumi.Output[str]
+    kubernetes_version: pulumi.Output[str]
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class StackOutputs:
 def stack_outputs(
     cfg: StackConfig,
     *,
-    cluster: GpuCluster,
+    cluster: ClusterHandle,
     gpu_operator: GpuOperator,
     keda: Keda,
     monitoring: Monitoring,
@@ -76,10 +84,10 @@ def stack_outputs(
 ) -> StackOutputs:
     pool = cfg.gpu_pool
     return StackOutputs(
-        cluster_name=cluster.cluster.name,
-        cluster_id=cluster.cluster.id,
+        cluster_name=cluster.cluster_name,
+        cluster_id=cluster.cluster_id,
         kubeconfig=cluster.kubeconfig,
-        kubernetes_version=cluster.cluster.version,
+        kubernetes_version=cluster.kubernetes_version,
         gpu_pool=gpu_pool_output(cfg),
         namespaces={
             "gpuOperator": gpu_operator.namespace,

@@ -9,7 +9,7 @@ matrices), `flavors.py` (GPUs per node), `packing.py` (pods onto nodes), `units.
 
 from stackconfig.alerting import AlertingConfig
 from stackconfig.charts import ChartsConfig
-from stackconfig.cluster import ClusterConfig
+from stackconfig.cluster import ClusterConfig, ExistingClusterConfig
 from stackconfig.errors import ConfigError, Problem
 from stackconfig.gpu_pool import GpuPoolConfig, HeadroomConfig, ScheduleConfig
 from stackconfig.loader import check_config, check_stack, load_stack_config
@@ -23,6 +23,7 @@ __all__ = [
     "AlertingConfig",
     "ChartsConfig",
     "ClusterConfig",
+    "ExistingClusterConfig",
     "ConfigError",
     "GpuPoolConfig",
     "HeadroomConfig",

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from stackconfig import versions
-from stackconfig.values import GcoreName, Model
+from stackconfig.values import GcoreName, Model, SecretKey
 
 #: The Cluster Autoscaler options Gcore accepts in `autoscaler_config`.
 AUTOSCALER_KEYS = (
@@ -32,16 +32,34 @@ AUTOSCALER_BOOLS = ("balance-similar-node-groups", "ignore-daemonsets-utilizatio
                     "skip-nodes-with-system-pods")
 
 
+#: The keys of `cluster` that describe a cluster this stack creates; with `cluster.existing` they have no effect.
+CREATING_FIELDS = ("project_id", "project_name", "region_id", "region_name", "keypair", "network", "subnet", "cni",
+                   "autoscaler")
+
+
+class ExistingClusterConfig(Model):
+    """A cluster this stack does not create (made in the Gcore portal, or by another stack): the add-ons and
+    workloads are deployed into it through its kubeconfig, given exactly one way."""
+
+    #: `secrets:<key>` holding the kubeconfig (`pulumi config set --secret secrets:<key> "$(cat kubeconfig)"`).
+    kubeconfig_secret: SecretKey | None = None
+    #: `<organization>/<project>/<stack>` of a stack whose secret `kubeconfig` output is the cluster's.
+    stack_reference: str | None = None
+
+
 class ClusterConfig(Model):
     """The Gcore Managed Kubernetes cluster. Changing name, keypair, network, subnet or cni REPLACES it."""
 
     name: GcoreName
+    #: Set when the cluster exists already: nothing of the cluster itself is then created or changed.
+    existing: ExistingClusterConfig | None = None
     version: str = versions.DEFAULT_K8S_VERSION
     project_id: int | None = Field(default=None, ge=1)
     project_name: str | None = None
     region_id: int | None = Field(default=None, ge=1)
     region_name: str | None = None
-    keypair: str = Field(min_length=1)
+    #: Required unless `existing` (rules/cluster.py).
+    keypair: str | None = Field(default=None, min_length=1)
     network: str | None = None
     subnet: str | None = None
     cni: Literal["calico", "cilium"] = "calico"

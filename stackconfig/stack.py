@@ -12,7 +12,7 @@ from stackconfig.alerting import (
     WebhookReceiverConfig,
 )
 from stackconfig.charts import ChartsConfig
-from stackconfig.cluster import ClusterConfig
+from stackconfig.cluster import ClusterConfig, ExistingClusterConfig
 from stackconfig.gpu_pool import GpuPoolConfig, HeadroomConfig, ScheduleConfig
 from stackconfig.monitoring import MonitoringConfig
 from stackconfig.system_pool import SystemPoolConfig
@@ -64,6 +64,7 @@ class StackConfig(Model):
 KNOWN_KEYS: dict[str, list[str]] = {
     "": StackConfig.keys(),
     "cluster": ClusterConfig.keys(),
+    "cluster.existing": ExistingClusterConfig.keys(),
     "gpuPool": GpuPoolConfig.keys(),
     "systemPool": SystemPoolConfig.keys(),
     "charts": ChartsConfig.keys(),
@@ -91,8 +92,11 @@ KNOWN_KEYS: dict[str, list[str]] = {
 
 
 def secret_config_keys(cfg: StackConfig) -> list[str]:
-    """Every `secrets:<key>` the stack refers to (env, registry passwords, alert receivers), sorted."""
+    """Every `secrets:<key>` the stack refers to (env, registry passwords, alert receivers, an existing cluster's
+    kubeconfig), sorted."""
     keys = {k for w in cfg.workloads for k in w.secret_env.values()}
+    if cfg.cluster.existing is not None and cfg.cluster.existing.kubeconfig_secret:
+        keys.add(cfg.cluster.existing.kubeconfig_secret)
     keys |= {w.image_pull_secret.password_secret for w in cfg.workloads if w.image_pull_secret}
     keys |= set(cfg.alerting.secret_keys)
     return sorted(keys)

@@ -8,6 +8,7 @@ and `workloads[].env` are checked by the same rule and a mistake gets the same m
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -307,6 +308,13 @@ def _abs_path(value: str) -> str:
     return value
 
 
+def _http_url(value: str) -> str:
+    parsed = urllib.parse.urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise invalid("is not an http(s) URL with a host", "write it like 'http://prometheus.monitoring:9090'")
+    return value.rstrip("/")
+
+
 def _metric(value: str) -> str:
     if not PROMETHEUS_METRIC.match(value):
         raise invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
@@ -335,6 +343,7 @@ AbsPath = Annotated[str, AfterValidator(_abs_path)]
 Quantity = Annotated[str, Field(pattern=r"^[1-9]\d*(Mi|Gi|Ti)$")]
 EnvName = Annotated[str, Field(pattern=ENV_NAME.pattern)]
 MetricName = Annotated[str, AfterValidator(_metric)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
 

@@ -31,6 +31,10 @@ class Chart:
     repo: str
     default_version: str
 
+    def archive(self, version: str) -> str:
+        """The packaged chart's file name, as `helm package` and the chart repositories name it."""
+        return f"{self.name}-{version}.tgz"
+
 
 GPU_OPERATOR = Chart("gpu-operator", "https://helm.ngc.nvidia.com/nvidia", "v26.7.0")
 KEDA = Chart("keda", "https://kedacore.github.io/charts", "2.20.2")

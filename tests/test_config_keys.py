@@ -82,7 +82,19 @@ RECEIVERS = {"alerting": {"webhook": {"urlSecret": "hookUrl"}, "slack": {"webhoo
                                                                         "channel": "#gpu"},
                           "pagerduty": {"routingKeySecret": "pdKey"}, "heartbeat": {"urlSecret": "beatUrl"}}}
 
+#: The dev stack deployed into a cluster made elsewhere: the creating keys go, the GPU pool is stated in full.
+EXISTING = {
+    "cluster.projectName": None, "cluster.regionName": None, "cluster.keypair": None, "cluster.version": "v1.35.3",
+    "gpuPool.labels": {"platform.gcore-gpu/pool": "gpu"}, "gpuPool.taints": {"nvidia.com/gpu": "present:NoSchedule"},
+    "systemPool": None, "cluster.existing": {"kubeconfigSecret": "kubeconfig"},
+}
+
 CHANGES: dict[str, Change] = {
+    "cluster.existing": Change(EXISTING),
+    "cluster.existing.kubeconfigSecret": Change({"cluster.existing": {"kubeconfigSecret": "portalKubeconfig"}},
+                                                EXISTING),
+    "cluster.existing.stackReference": Change({"cluster.existing": {"stackReference": "acme/gpu-cluster/prod"}},
+                                              EXISTING),
     "cluster.name": Change({"cluster.name": "gpu-dev2"}),
     "cluster.version": Change({"cluster.version": "v1.34.6"}),
     "cluster.projectId": Change({"cluster.projectId": 2}, CLUSTER_BY_ID),
@@ -117,6 +129,8 @@ CHANGES: dict[str, Change] = {
     "charts.keda": Change({"charts.keda": "2.20.1"}),
     "charts.kubePrometheusStack": Change({"charts.kubePrometheusStack": "88.5.2"}),
     "monitoring.retention": Change({"monitoring.retention": "30d"}),
+    "monitoring.queryUrl": Change({"monitoring.queryUrl": "http://thanos-query.monitoring:9090"}),
+    "charts.mirror": Change({"charts.mirror": "https://charts.example.com/gpu-platform"}),
     "monitoring.storageSize": Change({"monitoring.storageSize": "100Gi"}),
     "monitoring.storageClass": Change({"monitoring.storageClass": "ssd"}, {"monitoring.storageSize": "100Gi"}),
     "workloads[].name": Change({"workloads.0.name": "chat"}),
@@ -303,6 +317,13 @@ WHERE: dict[str, tuple[str, ...]] = {
         "gpu-operator-release.inputs.values.daemonsets.tolerations[1].effect",
     ),
     "monitoring.retention": ("monitoring-release.inputs.values.prometheus.prometheusSpec.retention",),
+    "monitoring.queryUrl": (f"{SCALED}.triggers[gpu-utilization].metadata.serverAddress",),
+    "charts.mirror": tuple(f"{r}-release.inputs.repositoryOpts.repo" for r in ("gpu-operator", "keda", "monitoring")),
+    # Into a cluster made elsewhere: no Gcore cluster (the plan redacts the kubeconfig, which is secret either way).
+    "cluster.existing": ("gpu-dev-cluster", "gpu-dev.type"),
+    "cluster.existing.kubeconfigSecret": ("gpu-dev-provider.inputs.kubeconfig",),
+    # The kubeconfig then comes from the referenced stack's output: the provider depends on the reference.
+    "cluster.existing.stackReference": ("gpu-dev-provider.propertyDependencies",),
     "monitoring.storageClass": (
         "monitoring-release.inputs.values.prometheus.prometheusSpec.storageSpec.volumeClaimTemplate.spec.storageClassName",
     ),
@@ -412,6 +433,7 @@ INSIDE_SECRETS = {
     "alerting.webhook.urlSecret", "alerting.slack", "alerting.slack.webhookUrlSecret", "alerting.slack.channel",
     "alerting.pagerduty", "alerting.pagerduty.routingKeySecret", "alerting.heartbeat",
     "alerting.heartbeat.urlSecret", "alerting.heartbeat.interval", "workloads[].imagePullSecret.server",
+    "cluster.existing.kubeconfigSecret",
     "workloads[].imagePullSecret.username", "workloads[].imagePullSecret.passwordSecret",
 }
 
@@ -434,16 +456,21 @@ def project_keys(paths: dict[str, Any]) -> dict[str, Any]:
         node: Any = config
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
-        if value is None:
+        if value is None and parents:
             node.pop(leaf, None)
         else:
-            node[leaf] = copy.deepcopy(value)
+            node[leaf] = copy.deepcopy(value)  # a whole section set to None is deleted from the stack file
     return config
+
+
+def loadable(config: dict[str, Any]) -> dict[str, Any]:
+    """The project keys as the config model reads them (a deleted section is absent)."""
+    return {k: v for k, v in config.items() if v is not None}
 
 
 def plan_resources(paths: dict[str, Any]) -> list[dict[str, Any]]:
     overrides = project_keys(paths)
-    load_stack_config(overrides)  # the change itself must be valid: a refused value proves nothing
+    load_stack_config(loadable(overrides))  # the change itself must be valid: a refused value proves nothing
     return build_plan(record_stack("dev", overrides))["resources"]
 
 
@@ -547,7 +574,7 @@ def test_changing_a_key_changes_the_plan_where_it_should(key: str) -> None:
 def engine_inputs(paths: dict[str, Any]) -> dict[str, Any]:
     """Every resource's inputs as the engine receives them, secret values included (each its own value)."""
     overrides = project_keys(paths)
-    load_stack_config(overrides)
+    load_stack_config(loadable(overrides))
     secrets = {key: f"value-of-{key}" for key in placeholder_secrets("dev", overrides)}
     return {r.name: {"inputs": unwrap(r.inputs)} for r in record_stack("dev", overrides, secrets=secrets).resources}
 

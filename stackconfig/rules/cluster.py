@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
 from stackconfig import versions
-from stackconfig.cluster import AUTOSCALER_BOOLS, AUTOSCALER_DURATIONS, AUTOSCALER_INTS, AUTOSCALER_KEYS
+from stackconfig.cluster import (
+    AUTOSCALER_BOOLS,
+    AUTOSCALER_DURATIONS,
+    AUTOSCALER_INTS,
+    AUTOSCALER_KEYS,
+    CREATING_FIELDS,
+)
 from stackconfig.errors import Problem
 from stackconfig.stack import StackConfig
 from stackconfig.units import go_duration_seconds, is_number
@@ -20,9 +30,75 @@ def _minors(rng: tuple[int, int]) -> str:
     return f"1.{rng[0]}-1.{rng[1]}"
 
 
+#: What an existing cluster's GPU pool must state: none of it is created here, so a default would be a guess about
+#: nodes this stack does not control (their labels and taints are what the workloads select and tolerate).
+EXISTING_POOL_FIELDS = ("flavor", "min_nodes", "max_nodes", "labels", "taints")
+#: GPU pool keys that only shape a pool this stack creates.
+POOL_CREATING_FIELDS = ("public_ipv4",)
+STACK_REFERENCE = re.compile(r"^[^/\s]+/[^/\s]+/[^/\s]+$")
+
+
+def _stated(model: BaseModel, fields: tuple[str, ...]) -> list[str]:
+    """The fields of `fields` the stack file states (as opposed to defaults)."""
+    return [f for f in fields if f in model.model_fields_set]
+
+
+def existing_cluster_problems(cfg: StackConfig) -> list[Problem]:
+    """`cluster.existing`: the kubeconfig given one way, and nothing stated that only a created cluster reads."""
+    c, e = cfg.cluster, cfg.cluster.existing
+    assert e is not None
+    out: list[Problem] = []
+    given = [k for k, v in (("kubeconfigSecret", e.kubeconfig_secret), ("stackReference", e.stack_reference)) if v]
+    if len(given) != 1:
+        out.append(Problem("cluster.existing", ", ".join(given) or None,
+                           "needs exactly one way to reach the cluster",
+                           "set cluster.existing.kubeconfigSecret (a `secrets:` key holding its kubeconfig) or "
+                           "cluster.existing.stackReference (org/project/stack of the stack that owns it)"))
+    if e.stack_reference is not None and not STACK_REFERENCE.match(e.stack_reference):
+        out.append(Problem("cluster.existing.stackReference", e.stack_reference, "is not a fully qualified stack name",
+                           "write <organization>/<project>/<stack>, e.g. acme/gpu-cluster/prod"))
+    for field in _stated(c, CREATING_FIELDS):
+        out.append(Problem(f"cluster.{to_camel(field)}", getattr(c, field),
+                           "has no effect with cluster.existing: this stack does not create or change the cluster",
+                           f"remove cluster.{to_camel(field)} (it is the cluster owner's setting: the Gcore portal, "
+                           "or the stack that created it)"))
+    if "version" not in c.model_fields_set:
+        out.append(Problem("cluster.version", None, "must be stated with cluster.existing: the chart pins are checked "
+                           "against the cluster's Kubernetes version", "set it to what `kubectl version` reports as "
+                           "the server version, e.g. v1.35.3"))
+    elif not _version_tuple(c.version, "v"):
+        out.append(Problem("cluster.version", c.version, "is not a Kubernetes version", "write it like v1.35.3"))
+    for field in _stated(cfg.gpu_pool, POOL_CREATING_FIELDS):
+        out.append(Problem(f"gpuPool.{to_camel(field)}", getattr(cfg.gpu_pool, field),
+                           "has no effect with cluster.existing: this stack creates no pool",
+                           f"remove gpuPool.{to_camel(field)}"))
+    for field in EXISTING_POOL_FIELDS:
+        if field not in cfg.gpu_pool.model_fields_set:
+            key = to_camel(field)
+            out.append(Problem(f"gpuPool.{key}", None,
+                               "must be stated with cluster.existing: the GPU pool is not created here, so this "
+                               "stack cannot know it",
+                               f"set gpuPool.{key} to the existing GPU pool's (`kubectl get nodes --show-labels` "
+                               "shows its labels; the Gcore portal its flavor, taints and node range)"))
+    if cfg.system_pool.model_fields_set:
+        out.append(Problem("systemPool", ", ".join(sorted(to_camel(f) for f in cfg.system_pool.model_fields_set)),
+                           "has no effect with cluster.existing: this stack creates no node pools",
+                           "remove the systemPool section"))
+    if "protect" in cfg.model_fields_set and cfg.protect:
+        out.append(Problem("protect", True, "has no effect with cluster.existing: it protects the Gcore cluster "
+                           "resource, which this stack does not have", "remove protect"))
+    return out
+
+
 def cluster_problems(cfg: StackConfig) -> list[Problem]:
     c = cfg.cluster
+    if c.existing is not None:
+        return existing_cluster_problems(cfg)
     out: list[Problem] = []
+    if c.keypair is None:
+        out.append(Problem("cluster.keypair", None, "is required to create a cluster",
+                           "set it to the name of an SSH keypair that exists in the Gcore project, or set "
+                           "cluster.existing to deploy into a cluster made elsewhere"))
     if not c.version.startswith("v"):
         out.append(Problem("cluster.version", c.version, "lacks the 'v' prefix that Gcore's API requires",
                            f"write 'v{c.version}'"))
@@ -48,7 +124,9 @@ def cluster_problems(cfg: StackConfig) -> list[Problem]:
 
 
 def chart_problems(cfg: StackConfig) -> list[Problem]:
-    minor = cfg.cluster.minor if cfg.cluster.version in versions.GCORE_K8S_VERSIONS else None
+    version_known = cfg.cluster.version in versions.GCORE_K8S_VERSIONS or (
+        cfg.cluster.existing is not None and _version_tuple(cfg.cluster.version, "v") is not None)
+    minor = cfg.cluster.minor if version_known else None
     out: list[Problem] = []
     checks = (
         ("charts.gpuOperator", cfg.charts.gpu_operator, "v", versions.GPU_OPERATOR_K8S),
@@ -128,3 +206,35 @@ def provision_time_problems(cfg: StackConfig) -> list[Problem]:
                         "GPU nodes that are still provisioning",
                         f"set it to at least '{minutes}m', or drop it (the default is gpuPool.provisionMinutes)")]
     return []
+
+
+#: Schemes Helm pulls charts over (helm.sh/helm/v3 pkg/getter: http/https, and OCI registries).
+MIRROR_SCHEMES = ("https", "http", "oci")
+
+
+def chart_mirror_problems(cfg: StackConfig) -> list[Problem]:
+    """`charts.mirror`: a repository URL Helm can pull from, or a directory that holds every pinned archive."""
+    mirror = cfg.charts.mirror
+    if mirror is None:
+        return []
+    scheme, sep, _ = mirror.partition("://")
+    if sep:
+        if scheme not in MIRROR_SCHEMES:
+            return [Problem("charts.mirror", mirror, f"uses '{scheme}://', which Helm cannot pull charts from",
+                            "use an https:// (or http://) Helm repository, an oci:// registry path, or an absolute "
+                            "local directory")]
+        return []
+    path = Path(mirror)
+    if not path.is_absolute():
+        return [Problem("charts.mirror", mirror, "is a relative path, which would depend on where pulumi runs",
+                        f"write it as an absolute path, e.g. {Path.cwd() / mirror}")]
+    if not path.is_dir():
+        return [Problem("charts.mirror", mirror, "is not a directory on this machine",
+                        "create it with the packaged charts (`helm pull <chart> --version <pin>`), or fix the path")]
+    out: list[Problem] = []
+    for key, (chart, version) in cfg.charts.versions().items():
+        if not (path / chart.archive(version)).is_file():
+            out.append(Problem("charts.mirror", mirror, f"holds no {chart.archive(version)} for {key} {version}",
+                               f"add it: `helm pull {chart.name} --repo {chart.repo} --version {version} "
+                               f"--destination {mirror}`"))
+    return out
