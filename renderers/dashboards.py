@@ -32,7 +32,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from renderers import dcgm, promql
+from renderers import dcgm, promql, workload_specs
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -223,7 +223,7 @@ def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     for t in w.triggers:
-        query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+        query = workload_specs.serving_query(w, t)
         threshold = promql.format_number(t.threshold)
         layout.add(_timeseries(
             f"Trigger {t.name}: {t.metric} vs threshold × replicas",

@@ -19,6 +19,7 @@ import math
 from decimal import Decimal
 
 from renderers import dcgm
+from renderers.chart_values import KSM_JOB
 
 #: KEDA names the HPA it creates `keda-hpa-<ScaledObject name>` unless told otherwise.
 HPA_PREFIX = "keda-hpa-"
@@ -52,6 +53,21 @@ def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QU
         f"sum(max by ({dcgm.GPU_ID_LABEL}) "
         f"(clamp(avg_over_time({dcgm.GPU_UTIL_METRIC}{{{selector}}}[{window}]), 0, 100)))"
     )
+
+
+def zero_without_available_pods(query: str, deployment: str, namespace: str) -> str:
+    """`query`, or 0 when kube-state-metrics reports that the Deployment has no available pod.
+
+    For a workload that scales to zero: with no pods the query over its pods is empty, and KEDA turns an empty
+    result with `ignoreNullValues: "false"` into a scaler error on every poll (kedacore/keda v2.20.2
+    pkg/scalers/prometheus_scaler.go, `ExecutePromQuery`): the KedaScalerErrors alert would fire for as long as
+    the workload sleeps. Here "no pod is available" is a positive reading from kube-state-metrics, so the result
+    is a real 0 (no load: a pod that is not running holds no GPU work), while a broken scrape with pods running
+    stays empty, i.e. an error and the fallback. If kube-state-metrics reports nothing, the result stays empty too.
+    """
+    available = (f'kube_deployment_status_replicas_available{{job="{KSM_JOB}",namespace="{namespace}",'
+                 f'deployment="{deployment}"}}')
+    return f"({query}) or on () (vector(0) and on () (max({available}) == 0))"
 
 
 def threshold_value(target_utilization: float, gpus_per_pod: int) -> float:

@@ -20,6 +20,7 @@ from typing import Any
 from renderers import promql
 from renderers.placement import PoolPlacement, tolerations_for
 from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
+from stackconfig.workloads import ServingTriggerConfig
 from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS, SERVING_DRAIN_SECONDS
 
 
@@ -42,14 +43,41 @@ def rollout_timeout_minutes(provision_minutes: int) -> int:
     return max(45, provision_minutes + 10)
 
 
+#: With `minReplicas: 0`, GPUs at or below this utilisation (% per GPU, over one pod's GPUs) count as idle: the GPU
+#: trigger is active only above it, so an idle pod's stray reading of 1 or 2 % does not keep the workload from ever
+#: reaching zero (a Prometheus trigger is active iff its value > activationThreshold, default 0: kedacore/keda
+#: v2.20.2 pkg/scalers/prometheus_scaler.go `GetMetricsAndActivity`). Busy GPUs stay active: scale-in to zero never
+#: stops a pod that is still working, whatever the wake trigger says.
+IDLE_GPU_UTILIZATION = 5
+
+
+def gpu_query(w: WorkloadConfig) -> str:
+    """The GPU trigger's query, as KEDA, the recording rules, the dashboards and the stack outputs show it: for a
+    workload that scales to zero, 0 instead of an empty result while it has no pod
+    (promql.zero_without_available_pods)."""
+    query = promql.gpu_utilization_query(w.name, w.namespace)
+    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
+
+
+def serving_query(w: WorkloadConfig, t: ServingTriggerConfig) -> str:
+    """A serving trigger's query over the workload's pods; 0 while a scale-to-zero workload has no pod."""
+    query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
+
+
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
-    return {
+    metadata = {
         "serverAddress": prometheus_url,
-        "query": promql.gpu_utilization_query(w.name, w.namespace),
+        "query": gpu_query(w),
         "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
         "ignoreNullValues": "false",
         "unsafeSsl": "false",
     }
+    if w.min_replicas == 0:
+        metadata["activationThreshold"] = promql.format_number(
+            promql.threshold_value(IDLE_GPU_UTILIZATION, w.gpus_per_pod)
+        )
+    return metadata
 
 
 def schedule_triggers(schedules: Sequence[ScheduleConfig]) -> list[dict[str, Any]]:
@@ -262,7 +290,7 @@ def serving_triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, A
             "metricType": "AverageValue",
             "metadata": {
                 "serverAddress": prometheus_url,
-                "query": promql.serving_metric_query(w.name, w.namespace, t.metric, t.window),
+                "query": serving_query(w, t),
                 "threshold": promql.format_number(t.threshold),
                 "ignoreNullValues": "false",
                 "unsafeSsl": "false",
