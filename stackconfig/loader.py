@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
+from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
-from stackconfig.stack import KNOWN_KEYS, StackConfig
+from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig
 from stackconfig.stackfile import full_key, namespace_problems, read_stack
 
 # --- removed keys ------------------------------------------------------------------------------
@@ -66,7 +67,19 @@ def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
 
 
 def _clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+    """pydantic's location without its validator names and the '[key]' it appends for a dict's key."""
+    return tuple(p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]")))
+
+
+def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
+    """The value at `loc`, or None when it is not there."""
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
 
 
 def _validate_what_validates(
@@ -88,7 +101,7 @@ def _validate_what_validates(
             return problems, StackConfig.model_validate(data), kept, dropped
         except ValidationError as exc:
             if round_ == 0:  # later rounds only see what the pruning caused (a dropped required key)
-                problems = from_validation_error(exc, KNOWN_KEYS)
+                problems = from_validation_error(exc, KNOWN_KEYS, required_keys=REQUIRED_KEYS)
             values: set[tuple[str | int, ...]] = set()
             items: set[tuple[str | int, ...]] = set()
             for err in exc.errors():
@@ -98,6 +111,10 @@ def _validate_what_validates(
                     if index is None:
                         return problems, None, kept, dropped
                     loc = loc[: index + 1]
+                if loc and isinstance(loc[-1], int) and not isinstance(_at(data, loc), dict):
+                    # An item of a list of plain values (command, args, a [low, high] range), or one that is not
+                    # there at all: the list itself is the bad value.
+                    loc = loc[: max(i for i, p in enumerate(loc) if not isinstance(p, int)) + 1]
                 if loc:
                     (items if isinstance(loc[-1], int) else values).add(loc)
             if not values and not items:
@@ -133,11 +150,14 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     problems = [*removed, *problems]
     if cfg is not None:
         for rule in RULES:
-            for problem in rule(cfg):
+            seen = Reads()
+            found = rule(reading(cfg, seen))
+            # What the rule read, with each list index as it stands in the stack file.
+            seen = Reads({_original_key(r, kept) for r in seen.values}, {_original_key(r, kept) for r in seen.lists})
+            for problem in found:
                 key = _original_key(problem.key, kept)
-                problem = Problem(key, problem.value, problem.message, problem.fix)
-                if not any(problem.key == d or problem.key.startswith((f"{d}.", f"{d}[")) for d in dropped):
-                    problems.append(problem)
+                if not any(seen.touches(d, key) or key == d or key.startswith((f"{d}.", f"{d}[")) for d in dropped):
+                    problems.append(Problem(key, problem.value, problem.message, problem.fix))
     if problems:
         raise ConfigError(problems)
     assert cfg is not None

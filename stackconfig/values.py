@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 from docker_image import reference
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -315,6 +315,45 @@ def _http_url(value: str) -> str:
     return value.rstrip("/")
 
 
+def _size(value: str) -> str:
+    if not re.fullmatch(r"[1-9]\d*(Mi|Gi|Ti)", value):
+        raise invalid("is not a size in whole Mi, Gi or Ti", "write it like '16Gi'")
+    return value
+
+
+def _env_name(value: str) -> str:
+    if not ENV_NAME.match(value):
+        raise invalid("is not a valid environment variable name", "use letters, digits, '_', '-' or '.', not "
+                      "starting with a digit")
+    return value
+
+
+def _http_path(value: str) -> str:
+    if not value.startswith("/"):
+        raise invalid("is not an HTTP path", "start it with '/', e.g. '/health'")
+    return value
+
+
+def _short_duration(value: str) -> str:
+    if not re.fullmatch(r"\d+(s|m)", value):
+        raise invalid("is not a duration in whole seconds or minutes", "write it like '15s' or '1m'")
+    return value
+
+
+def _slack_channel(value: str) -> str:
+    if len(value) < 2 or value[0] not in "#@":
+        raise invalid("is not a Slack channel or user", "write '#channel' or '@user'")
+    return value
+
+
+def _registry_host(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9.-]+(:\d+)?", value):
+        raise invalid("is not a registry host (lowercase, with an optional port)",
+                      "write the host as the image reference names it, e.g. 'registry.example.com' or "
+                      "'registry.example.com:5000'")
+    return value
+
+
 def _metric(value: str) -> str:
     if not PROMETHEUS_METRIC.match(value):
         raise invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
@@ -340,8 +379,12 @@ TimeZone = Annotated[str, AfterValidator(_timezone)]
 PortName = Annotated[str, AfterValidator(_port_name)]
 SecretKey = Annotated[str, AfterValidator(_secret_key)]
 AbsPath = Annotated[str, AfterValidator(_abs_path)]
-Quantity = Annotated[str, Field(pattern=r"^[1-9]\d*(Mi|Gi|Ti)$")]
-EnvName = Annotated[str, Field(pattern=ENV_NAME.pattern)]
+Quantity = Annotated[str, AfterValidator(_size)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
+HttpPath = Annotated[str, AfterValidator(_http_path)]
+ShortDuration = Annotated[str, AfterValidator(_short_duration)]
+SlackChannel = Annotated[str, AfterValidator(_slack_channel)]
+RegistryHost = Annotated[str, AfterValidator(_registry_host)]
 MetricName = Annotated[str, AfterValidator(_metric)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
@@ -350,8 +393,11 @@ HttpUrl = Annotated[str, AfterValidator(_http_url)]
 class Model(BaseModel):
     """Frozen, camelCase in stack files, and strict about unknown keys."""
 
+    # strict: a YAML value of the wrong kind is refused, never converted (`maxNodes: true` is not 1, `"4"` is not
+    # 4, `enabled: "yes"` is not true); stackconfig/errors.py words each refusal.
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True,
+        strict=True, allow_inf_nan=False,
     )
 
     @classmethod

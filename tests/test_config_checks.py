@@ -270,7 +270,7 @@ def test_type_errors_units_flavor_and_cross_key_rules_are_reported_together() ->
     raw["workloads"].append({"name": "inference", "image": "registry.example.com/app:1", "maxReplicas": 1})
     message = problems(raw)
     for fragment in [
-        "gpuPool.minNodes: 'two'", "workloads[0].targetUtilization: 0.6", "workloads[1].image: None is required",
+        "gpuPool.minNodes: 'two'", "workloads[0].targetUtilization: 0.6", "workloads[1].image: (not set) is required",
         "workloads[1].maxReplicas: 'many'", "gpuPool.flavor: 'bm3-ai-1xlarge-h100-80'", "did you mean",
         "systemPool.name: 'gpu'", "cluster.version: '1.35.3'", "cluster.autoscaler.scan-interval: '10'",
         "workloads[0].minReplicas: 9", "workloads[2].name: 'inference' is already used by workloads[0]",

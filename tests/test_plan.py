@@ -200,7 +200,7 @@ def test_unknown_stack_and_invalid_config_exit_non_zero(monkeypatch: pytest.Monk
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert offline_plan.main(["dev", "--out", "-"]) == 2
-    assert "cluster: None is required but missing" in err.getvalue()
+    assert "cluster: (not set) is required" in err.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------------------------
