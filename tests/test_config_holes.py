@@ -139,3 +139,35 @@ def test_a_large_threshold_reaches_the_scaled_object_and_the_dashboards_exactly(
     text = json.dumps(dashboards(cfg))
     assert "7654321.5" in text and "12.345678" in text
     assert "e+06" not in text and "7.65432e" not in text
+
+
+# --- a refused value is never judged again through the default that stands in for it ------------------------------
+
+
+def test_a_refused_max_nodes_is_not_also_a_packing_problem_of_the_default() -> None:
+    """24 one-GPU replicas fit 3 nodes, not the default 2: with `maxNodes: abc` only the type is reported."""
+    for bad in ("abc", True, 2.5, "3"):
+        from stackconfig import ConfigError, load_stack_config
+
+        with pytest.raises(ConfigError) as exc:
+            load_stack_config(config(**{"gpuPool.maxNodes": bad, "workloads.0.maxReplicas": 24}))
+        assert [p.key for p in exc.value.problems] == ["gpuPool.maxNodes"], exc.value
+
+
+def test_max_nodes_true_is_refused_not_read_as_one() -> None:
+    message = problems(config(**{"gpuPool.maxNodes": True}))
+    assert "gpuPool.maxNodes: True is a boolean (true/false), not a whole number" in message
+    assert "greater than gpuPool.minNodes" not in message
+
+
+def test_a_rule_over_the_whole_list_is_silent_when_an_item_was_dropped() -> None:
+    """whatIf.workload names the second workload, whose image is missing: 'not one of the stack's workloads' would
+    be about the pruned list, not the stack file; the first workload's own rules still run."""
+    from stackconfig import ConfigError, load_stack_config
+
+    raw = config(**{"workloads.0.minReplicas": 9, "whatIf": {"workload": "batch"}})
+    raw["workloads"].append({"name": "batch", "maxReplicas": 2})
+    with pytest.raises(ConfigError) as exc:
+        load_stack_config(raw)
+    keys = [p.key for p in exc.value.problems]
+    assert keys == ["workloads[1].image", "workloads[0].minReplicas"], exc.value
