@@ -27,10 +27,9 @@ def stack_config(project_dir: Path) -> StackConfig:
     """The stack file's YAML (duplicate keys, tabs) when it is beside the program, then every config key."""
     stack_file = project_dir / f"Pulumi.{pulumi.get_stack()}.yaml"
     try:
-        if stack_file.exists():
-            read_stack_file(stack_file)
+        file_problems = read_stack_file(stack_file).problems if stack_file.exists() else ()
         everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-        return check_config(everything, pulumi.get_project())
+        return check_config(everything, pulumi.get_project(), file_problems=file_problems)
     except ConfigError as exc:
         raise InvalidStackConfig(exc.problems) from None
 

@@ -21,6 +21,16 @@ UNSET: Any = _Unset()
 
 
 @dataclass(frozen=True)
+class Shown:
+    """A value described rather than quoted, e.g. `(empty file)`."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Problem:
     key: str
     value: Any

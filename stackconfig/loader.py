@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from stackconfig.errors import ConfigError, Problem, from_validation_error, key_
 from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
 from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig
-from stackconfig.stackfile import full_key, namespace_problems, read_stack
+from stackconfig.stackfile import KNOWN_NAMESPACES, full_key, namespace_problems, read_stack
 
 # --- removed keys ------------------------------------------------------------------------------
 
@@ -177,12 +177,20 @@ def decode(value: Any) -> Any:
         return value
 
 
-def check_config(config: Mapping[str, Any], project: str, where: Mapping[str, str] | None = None) -> StackConfig:
-    """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once."""
+def check_config(
+    config: Mapping[str, Any],
+    project: str,
+    where: Mapping[str, str] | None = None,
+    file_problems: Sequence[Problem] = (),
+) -> StackConfig:
+    """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once,
+    after `file_problems` (what the stack file itself has wrong around its config, stackconfig/stackfile.py)."""
     config = {full_key(k, project): v for k, v in config.items()}
-    problems: list[Problem] = namespace_problems(config, project, where)
+    problems: list[Problem] = [*file_problems, *namespace_problems(config, project, where)]
     prefix = f"{project}:"
     own = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
+    if any(key in own for key in (project, *KNOWN_NAMESPACES)):  # nested under a namespace: reported above
+        raise ConfigError(problems)
     try:
         cfg = load_stack_config(own)
     except ConfigError as exc:
@@ -195,4 +203,4 @@ def check_config(config: Mapping[str, Any], project: str, where: Mapping[str, st
 def check_stack(project_dir: Path, stack: str) -> StackConfig:
     """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders)."""
     source = read_stack(project_dir, stack)
-    return check_config(source.config(), source.project, source.positions())
+    return check_config(source.config(), source.project, source.positions(), source.file.problems)

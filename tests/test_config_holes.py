@@ -4,13 +4,17 @@ the key, the value and the fix."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stacknames import KUBERNETES_NAMESPACES, RESERVED_NAMESPACES
+from tests.conftest import ROOT
 from tests.test_config import config, problems
+from tests.test_config_checks import GOOD_STACK, cli, project
 
 
 @pytest.mark.parametrize("namespace", [*KUBERNETES_NAMESPACES, "kube-flannel", *RESERVED_NAMESPACES])
@@ -171,3 +175,58 @@ def test_a_rule_over_the_whole_list_is_silent_when_an_item_was_dropped() -> None
         load_stack_config(raw)
     keys = [p.key for p in exc.value.problems]
     assert keys == ["workloads[1].image", "workloads[0].minReplicas"], exc.value
+
+
+# --- the shape of the stack file: `config:` missing, misspelled, nested, unknown top-level keys -----------------
+
+GOOD = GOOD_STACK
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the keys not indented under `config:`
+        (GOOD.replace("config:\n", "").replace("\n  ", "\n").lstrip(),
+         ["Pulumi.dev.yaml:1:1: 'gpu-autoscaling:cluster' is at the top level of the stack file",
+          "Fix: put a line 'config:' first"]),
+        (GOOD.replace("config:", "confg:"), ["Pulumi.dev.yaml:1:1: 'confg'", "Fix: did you mean 'config:'?"]),
+        (GOOD.replace("config:", "configs:"), ["'configs'", "did you mean 'config:'?"]),
+        ("", ["Pulumi.dev.yaml: (empty file) has no 'config:' section"]),
+        ("# only a comment\n", ["(empty file) has no 'config:' section"]),
+        ("secretsprovider: passphrase\n", ["(only secretsprovider) has no 'config:' section"]),
+        ("config: []\n", ["config: [] is not a mapping of keys"]),
+        ("- config\n", ["is not a mapping of top-level keys"]),
+        # beside a good config: refused, and the config is still checked in the same run
+        ("secretprovider: passphrase\n" + GOOD.replace("maxReplicas: 8", "maxReplicas: 0"),
+         ["Pulumi.dev.yaml:1:1: 'secretprovider' is not a top-level key of a Pulumi stack file",
+          "did you mean 'secretsprovider:'?", "workloads[0].maxReplicas: 0 must be at least 1"]),
+        # the project's keys nested under its namespace
+        ("config:\n  gpu-autoscaling:\n    cluster:\n      name: gpu-dev\n",
+         ["gpu-autoscaling: (gpu-autoscaling: with keys under it) nests keys under the namespace",
+          "Fix: write each key directly under 'config:' as 'gpu-autoscaling:<key>:'"]),
+    ],
+)
+def test_a_stack_file_of_the_wrong_shape_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: list[str]
+) -> None:
+    """Before: 'cluster: None is required but missing' (or valid), whatever the file's mistake was."""
+    status, err = cli(project(tmp_path, text), capsys)
+    assert status == 2, err
+    for fragment in expected:
+        assert fragment in err, err
+    assert "Traceback" not in err
+    if "nests" in err or "top level" in err or "no 'config:'" in err or "confg" in err:
+        assert "cluster: (not set) is required" not in err, err  # not the symptom, the cause
+
+
+def test_the_program_refuses_an_unknown_top_level_key_too(tmp_path: Path) -> None:
+    """`pulumi up` reads the file beside the program with the same reader: same refusal, before any resource."""
+    from offline.engine import Recording, record_program
+    from stackconfig import ConfigError
+
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    project(tmp_path, "secretprovider: passphrase\n" + GOOD)
+    rec = Recording("dev")
+    with pytest.raises(ConfigError, match="'secretprovider' is not a top-level key"):
+        record_program(tmp_path, "dev", into=rec)
+    assert rec.resources == []
