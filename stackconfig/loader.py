@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
 from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
-from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig
+from stackconfig.secrets import plain_text_problems, unset_problems
+from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig, secret_config_keys
 from stackconfig.stackfile import KNOWN_NAMESPACES, full_key, namespace_problems, read_stack
 
 # --- removed keys ------------------------------------------------------------------------------
@@ -182,11 +183,20 @@ def check_config(
     project: str,
     where: Mapping[str, str] | None = None,
     file_problems: Sequence[Problem] = (),
+    secret_keys: Collection[str] | None = None,
+    require_secrets: bool = False,
 ) -> StackConfig:
     """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once,
-    after `file_problems` (what the stack file itself has wrong around its config, stackconfig/stackfile.py)."""
+    after `file_problems` (what the stack file itself has wrong around its config, stackconfig/stackfile.py).
+
+    With `secret_keys` (the full keys marked secret), a `secrets:` key or Gcore credential in plain text is refused;
+    with `require_secrets` too, so is every `secrets:<key>` the stack refers to but does not set
+    (stackconfig/secrets.py): what `pulumi up` needs, checked before anything is registered.
+    """
     config = {full_key(k, project): v for k, v in config.items()}
     problems: list[Problem] = [*file_problems, *namespace_problems(config, project, where)]
+    if secret_keys is not None:
+        problems += plain_text_problems(config, {full_key(k, project) for k in secret_keys})
     prefix = f"{project}:"
     own = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
     if any(key in own for key in (project, *KNOWN_NAMESPACES)):  # nested under a namespace: reported above
@@ -195,12 +205,21 @@ def check_config(
         cfg = load_stack_config(own)
     except ConfigError as exc:
         problems += exc.problems
+    else:
+        if require_secrets:
+            problems += unset_problems(secret_config_keys(cfg), config)
     if problems:
         raise ConfigError(problems)
     return cfg
 
 
-def check_stack(project_dir: Path, stack: str) -> StackConfig:
-    """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders)."""
+def check_stack(project_dir: Path, stack: str, require_secrets: bool = False) -> StackConfig:
+    """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders).
+
+    Plain-text secrets are always refused; with `require_secrets`, so is every `secrets:` key the stack refers to
+    that the file does not set, unless the file imports an ESC environment (which may set it).
+    """
     source = read_stack(project_dir, stack)
-    return check_config(source.config(), source.project, source.positions(), source.file.problems)
+    return check_config(source.config(), source.project, source.positions(), source.file.problems,
+                        secret_keys=source.secret_keys(),
+                        require_secrets=require_secrets and not source.file.imports_environment)

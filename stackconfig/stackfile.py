@@ -72,6 +72,8 @@ class StackFile:
     secure_keys: tuple[str, ...] = ()
     #: What is wrong around `config:` that does not stop the rest from being checked (an unknown top-level key).
     problems: tuple[Problem, ...] = ()
+    #: The file imports ESC environments (`environment:`), which may set keys the file itself does not.
+    imports_environment: bool = False
 
     def where(self, key: str) -> str:
         """`Pulumi.dev.yaml:5:3` for a config key, or just the file name."""
@@ -163,7 +165,7 @@ def _parse(path: Path, text: str) -> StackFile:
             line, column = lc.key(key)
             positions[str(key)] = (line + 1, column + 1)
     secure = tuple(str(k) for k, v in config.items() if isinstance(v, Mapping) and set(v) == {"secure"})
-    return StackFile(path, _plain(config), positions, secure, tuple(problems))
+    return StackFile(path, _plain(config), positions, secure, tuple(problems), "environment" in data)
 
 
 def _top_level_problems(path: Path, data: Mapping[Any, Any]) -> list[Problem]:

@@ -230,3 +230,81 @@ def test_the_program_refuses_an_unknown_top_level_key_too(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match="'secretprovider' is not a top-level key"):
         record_program(tmp_path, "dev", into=rec)
     assert rec.resources == []
+
+
+# --- secrets: "valid" means `pulumi up` accepts the stack, checked by one implementation ---------------------------
+
+SECRET_STACK = GOOD.replace("      maxReplicas: 8\n", "      maxReplicas: 8\n      secretEnv: {HF_TOKEN: hfToken}\n")
+
+
+@pytest.mark.parametrize(
+    ("extra", "status", "expected"),
+    [
+        ("", 2, ["secrets:hfToken: (not set) is referenced by the stack config",
+                 "Fix: run `pulumi config set --secret secrets:hfToken <value>`"]),
+        ("  secrets:hfToken: hf_abc\n", 2, ["secrets:hfToken: (plain text, not shown) is stored in plain text"]),
+        ("  secrets:hfToken:\n    secure: v1:abc\n", 0, ["valid"]),
+        ("  secrets:hfTokn:\n    secure: v1:abc\n", 2, ["secrets:hfToken: (not set)", "secrets:hfTokn is set: a typo"]),
+        ("  secrets:hfToken:\n    secure: v1:abc\n  gcore:permanentApiToken: abc123\n", 2,
+         ["gcore:permanentApiToken: (plain text, not shown)", "or export GCORE_PERMANENT_TOKEN"]),
+        ("  secrets:hfToken:\n    secure: v1:abc\n  gcore:permanentApiToken:\n    secure: v1:abc\n", 0, ["valid"]),
+    ],
+)
+def test_the_checker_reports_what_pulumi_up_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, status: int, expected: list[str]
+) -> None:
+    """Before: `python -m stackconfig` said valid although `pulumi up` refused unset and plain-text secrets."""
+    got, err = cli(project(tmp_path, SECRET_STACK + extra), capsys)
+    assert got == status, err
+    for fragment in expected:
+        assert fragment in err, err
+    assert "hf_abc" not in err and "abc123" not in err
+
+
+def test_secrets_from_an_esc_environment_are_not_called_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    got, err = cli(project(tmp_path, "environment:\n  - gpu-platform/dev\n" + SECRET_STACK), capsys)
+    assert got == 0, err
+
+
+def test_the_offline_plan_names_the_secrets_up_would_miss(capsys: pytest.CaptureFixture[str]) -> None:
+    from offline import plan
+
+    assert plan.main(["prod", "--out", "/dev/null"]) == 0  # forks have no secrets: the plan is still written
+    err = capsys.readouterr().err
+    assert "6 secret(s) the stack refers to are not set in Pulumi.prod.yaml" in err, err
+    assert "`pulumi up` refuses to run until they are set" in err
+    assert "pulumi config set --secret secrets:hfToken <value> --stack prod" in err
+    assert plan.main(["dev", "--out", "/dev/null"]) == 0
+    assert "not set" not in capsys.readouterr().err
+
+
+def test_the_offline_plan_refuses_a_plain_text_secret(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from offline import engine, plan
+
+    real = engine.load_config
+
+    def with_plain_token(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, str], list[str]]:
+        project_name, config, secret = real(stack, project_dir)
+        return project_name, {**config, "gcore:permanentApiToken": "abc123"}, secret
+
+    monkeypatch.setattr(engine, "load_config", with_plain_token)
+    assert plan.main(["dev", "--out", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "gcore:permanentApiToken: (plain text, not shown)" in err and "abc123" not in err
+
+
+def test_config_and_secret_problems_come_in_one_run_before_any_resource() -> None:
+    """`pulumi up` used to stop at the config, and only a second run named the secrets."""
+    from offline.engine import Recording, record_program
+    from stackconfig import ConfigError
+
+    rec = Recording("dev")
+    with pytest.raises(ConfigError) as exc:
+        record_program(ROOT, "dev", overrides={"gpuPool": {"maxNodes": "abc"}}, into=rec,
+                       plain={"gcore:permanentApiToken": "abc123", "secrets:leftover": "x"})
+    keys = [p.key for p in exc.value.problems]
+    assert keys == ["gcore:permanentApiToken", "secrets:leftover", "gpuPool.maxNodes"], exc.value
+    assert rec.resources == []
