@@ -24,6 +24,7 @@ from renderers import alertmanager_config, chart_values, dashboards, rule_groups
 from renderers.gcore_cluster import autoscaler_config
 from renderers.placement import PoolPlacement
 from stackconfig import secret_config_keys
+from stacknames import CLUSTER_COMPONENT as CLUSTER
 from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE
 
 cfg = stack_config(Path(__file__).parent)
@@ -32,20 +33,23 @@ pool = cfg.gpu_pool
 
 existing = cfg.cluster.existing
 gpu_cluster: GpuCluster | ExistingCluster
+# A fixed logical name: renaming `cluster.name` changes the cluster's `name` input (a replacement that
+# delete_before_replace and `protect` govern), never its URN, which would create a second cluster first.
 if existing is None:
     gpu_cluster = GpuCluster(
-        cfg.cluster.name,
+        CLUSTER,
         GpuClusterArgs(
             cluster=cfg.cluster,
             pool=pool,
             system_pool=cfg.system_pool,
             autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
             protect=cfg.protect,
+            former_name=cfg.cluster.name,  # stacks from before the fixed name keep their cluster
         ),
     )
 else:
     gpu_cluster = ExistingCluster(
-        cfg.cluster.name,
+        CLUSTER,
         ExistingClusterArgs(
             kubeconfig=(
                 secrets[existing.kubeconfig_secret]

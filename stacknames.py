@@ -77,6 +77,9 @@ PLACEHOLDER_LABELS: Mapping[str, str] = {NAME_LABEL: PLACEHOLDER_NAME, COMPONENT
 # --- Pulumi type tokens of what the program registers (the engine, the plan, the guard and the policy pack) ----
 
 CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+#: The logical name of the cluster's component (its children are `gpu-cluster`, `gpu-provider`): fixed, never a
+#: value a stack file sets, so renaming the cluster changes an input, not a URN.
+CLUSTER_COMPONENT = "gpu"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 
 # --- secrets ----------------------------------------------------------------------------------------------------

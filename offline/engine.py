@@ -215,6 +215,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                             "customTimeouts": {"create": ct.create, "update": ct.update, "delete": ct.delete},
                             "packageRef": request.packageRef,
                             "providers": dict(request.providers),
+                            # Former URNs (spec: name, type, parentUrn... or a urn): what a rename keeps.
+                            "aliases": [_struct(a) for a in request.aliases],
+                            "deletedWith": request.deletedWith,
                         },
                     )
                 )

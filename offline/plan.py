@@ -99,7 +99,23 @@ def _options(res: RecordedResource, refs: _Refs) -> dict[str, Any]:
         out["customTimeouts"] = timeouts
     if opts.get("providers"):  # a component passes these to its children
         out["providers"] = {pkg: refs.provider(ref) for pkg, ref in opts["providers"].items()}
+    if opts.get("deletedWith"):  # destroy skips it when that resource goes too
+        out["deletedWith"] = refs(opts["deletedWith"])
+    # The former names it keeps its state under (not the SDKs' own aliases of former API versions, the same always).
+    renamed = [a for a in opts.get("aliases") or [] if "urn" in a or (a.get("spec") or {}).get("name")]
+    if renamed:
+        out["aliases"] = [_alias(a, refs) for a in renamed]
     return _sorted(out)
+
+
+def _alias(alias: Mapping[str, Any], refs: _Refs) -> dict[str, Any] | str:
+    if "urn" in alias:
+        return refs(alias["urn"])
+    spec = dict(alias.get("spec") or {})
+    out = {k: v for k, v in spec.items() if k in ("name", "type", "project", "stack", "noParent")}
+    if spec.get("parentUrn"):
+        out["parent"] = refs(spec["parentUrn"])
+    return out
 
 
 def _resource(res: RecordedResource, refs: _Refs) -> dict[str, Any]:

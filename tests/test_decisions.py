@@ -16,6 +16,7 @@ from capacity.settings import Behavior, SimSettings
 from capacity.state import ClusterState
 from offline.engine import Recording, Secret
 from stackconfig import ConfigError, load_stack_config
+from tests.conftest import PROVIDER_RESOURCE
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
 
@@ -174,7 +175,7 @@ def test_grafana_admin_password_is_generated_and_secret(rec: Recording) -> None:
 
 def test_the_kubernetes_provider_applies_server_side(rec: Recording) -> None:
     """Server-side apply: field ownership, so KEDA's HPA and Helm's own fields are not overwritten."""
-    provider = rec.get(f"{rec.outputs['clusterName']}-provider", "pulumi:providers:kubernetes")
+    provider = rec.get(PROVIDER_RESOURCE, "pulumi:providers:kubernetes")
     assert provider.inputs["enableServerSideApply"] == "true"
 
 

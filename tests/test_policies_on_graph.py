@@ -102,7 +102,7 @@ def _no_gpu_limit(inputs: dict[str, Any]) -> None:
         ("dev", "inference-scaledobject", _no_fallback, {"scaledobject-safe-fallback"}, "has no `spec.fallback`"),
         ("prod", "embeddings-scaledobject", _missing_data_is_zero, {"scaledobject-safe-fallback"}, "keda#3065"),
         ("dev", "keda-release", _chart_range, {"helm-release-pins-chart-version"}, "pins `version: ~2.20.2`"),
-        ("prod", "gpu-prod-cluster", _gpu_autohealing, {"gpu-pool-autohealing-off"}, "GPU pool `gpu`"),
+        ("prod", "gpu-cluster", _gpu_autohealing, {"gpu-pool-autohealing-off"}, "GPU pool `gpu`"),
         (
             "prod",
             "embeddings-deployment",
@@ -131,7 +131,7 @@ def test_production_without_protect_is_reported(record: Callable[..., Recording]
     reported = run_pack(record("prod", protect=False), "prod")
 
     assert set(reported) == {"production-cluster-protected"}
-    assert "Cluster `gpu-prod-cluster` is not protected" in reported["production-cluster-protected"][0]
+    assert "Cluster `gpu-cluster` is not protected" in reported["production-cluster-protected"][0]
 
 
 def test_a_pool_that_can_outgrow_the_budget_is_reported(record: Callable[..., Recording]) -> None:

@@ -22,7 +22,7 @@ from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore
 from renderers.workload_specs import rollout_timeout_minutes
 from stackconfig import ConfigError, load_stack_config
 from stackconfig.units import go_duration_seconds
-from tests.conftest import cluster_name
+from tests.conftest import CLUSTER_RESOURCE
 from tests.test_gcore_sdk import RecordingMonitor, gcore, gpu_pool, inputs_of
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
@@ -84,7 +84,7 @@ def test_no_gcore_resource_carries_custom_timeouts(rec: Recording) -> None:
 
 
 def test_cluster_timeouts_cover_the_provider_task_cap_and_the_pool(rec: Recording) -> None:
-    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
+    cluster = rec.get(CLUSTER_RESOURCE, "gcore:index/k8sv2:K8sv2")
     assert cluster.inputs["timeouts"] == {"create": "70m", "update": "105m"}
     assert set(cluster.inputs["timeouts"]) == {"create", "update"}
 
@@ -104,7 +104,7 @@ def test_cluster_timeouts_follow_the_pool_up_to_the_task_cap(provision: int, exp
 
 def test_a_slower_pool_reaches_the_recorded_cluster_and_deployments(record: Callable[..., Recording]) -> None:
     rec = record("dev", gpuPool={"flavor": "bm3-ai-1xlarge-h100-80-8", "maxNodes": 2, "provisionMinutes": 50})
-    cluster = rec.get("gpu-dev-cluster", "gcore:index/k8sv2:K8sv2")
+    cluster = rec.get("gpu-cluster", "gcore:index/k8sv2:K8sv2")
     assert cluster.inputs["timeouts"] == {"create": "70m", "update": "120m"}
     (deployment,) = rec.of_type("kubernetes:apps/v1:Deployment")
     assert deployment.options["customTimeouts"] == {"create": "60m", "update": "60m", "delete": ""}

@@ -1,0 +1,116 @@
+"""Day-two traps of the cluster (issue 17): its Pulumi names never come from `cluster.name`, stacks created when they
+did keep their cluster through aliases, and a rename changes an input, not a URN.
+
+The proof is on the recorded graph: each alias spec the engine receives is resolved to a URN the way the engine does
+(name, type and parent default to the resource's own; a resource under the root stack has no parent type in its URN)
+and compared with the URN the program registered before the names were fixed: `<cluster.name>` for the component,
+`<cluster.name>-cluster` and `<cluster.name>-provider` for its children.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from delivery import guard
+from offline.engine import RecordedResource, Recording
+from offline.plan import build_plan
+from stacknames import CLUSTER_COMPONENT, CLUSTER_TYPE
+from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
+
+PROJECT = "gpu-autoscaling"
+COMPONENT_TYPE = "gpu-platform:cluster:GpuCluster"
+PROVIDER_TYPE = "pulumi:providers:kubernetes"
+
+
+def urn(stack: str, parent_type: str | None, type_: str, name: str) -> str:
+    chain = f"{parent_type}${type_}" if parent_type else type_
+    return f"urn:pulumi:{stack}::{PROJECT}::{chain}::{name}"
+
+
+def alias_urns(rec: Recording, res: RecordedResource) -> set[str]:
+    """The URNs the engine derives from a resource's alias specs (pulumi/pulumi alias.proto `Alias.Spec`)."""
+    out = set()
+    for alias in res.options["aliases"]:
+        if "urn" in alias:
+            out.add(alias["urn"])
+            continue
+        spec: Mapping[str, Any] = alias["spec"]
+        parent = "" if spec.get("noParent") else (spec.get("parentUrn") or res.parent)
+        parent_type = None
+        if parent and "pulumi:pulumi:Stack" not in parent.split("::")[2]:
+            parent_type = parent.split("::")[2]
+        out.add(urn(rec.stack, parent_type, spec.get("type") or res.type, spec.get("name") or res.name))
+    return out
+
+
+def former_urns(stack: str, name: str) -> dict[str, str]:
+    """What the program registered while the component was named after the cluster."""
+    return {
+        "component": urn(stack, None, COMPONENT_TYPE, name),
+        "cluster": urn(stack, COMPONENT_TYPE, CLUSTER_TYPE, f"{name}-cluster"),
+        "provider": urn(stack, COMPONENT_TYPE, PROVIDER_TYPE, f"{name}-provider"),
+    }
+
+
+def parts(rec: Recording) -> dict[str, RecordedResource]:
+    return {"component": rec.get(CLUSTER_COMPONENT, COMPONENT_TYPE), "cluster": rec.get(CLUSTER_RESOURCE, CLUSTER_TYPE),
+            "provider": rec.get(PROVIDER_RESOURCE, PROVIDER_TYPE)}
+
+
+def test_the_logical_names_are_fixed(rec: Recording) -> None:
+    assert {k: r.name for k, r in parts(rec).items()} == {
+        "component": "gpu", "cluster": "gpu-cluster", "provider": "gpu-provider"}
+    assert parts(rec)["cluster"].inputs["name"] == cluster_name(rec)
+
+
+def test_a_stack_created_under_the_old_names_keeps_its_cluster(rec: Recording) -> None:
+    """Each part's former URN is among its aliases: `pulumi up` moves the state over instead of creating a second
+    cluster next to the first (and then deleting the first)."""
+    former = former_urns(rec.stack, cluster_name(rec))
+    for part, res in parts(rec).items():
+        assert former[part] in alias_urns(rec, res), f"{part}: {alias_urns(rec, res)}"
+        assert res.urn != former[part]
+
+
+def test_a_rename_changes_the_name_input_not_the_urns(record: Callable[..., Recording], rec: Recording) -> None:
+    """Renaming `cluster.name` is then what Gcore makes of a new name: a replacement of the same resource
+    (delete first, since two clusters cannot share a name; refused up front when `protect` is on)."""
+    base = copy.deepcopy(dict(rec.get(CLUSTER_RESOURCE).inputs))
+    stack_file_cluster = {k: v for k, v in _stack_cluster(rec).items()}
+    renamed = record(rec.stack, cluster={**stack_file_cluster, "name": "gpu-renamed"})
+    before, after = parts(rec), parts(renamed)
+    assert {k: r.urn for k, r in before.items()} == {k: r.urn for k, r in after.items()}
+    cluster = after["cluster"]
+    assert cluster.inputs["name"] == "gpu-renamed" and base["name"] == cluster_name(rec)
+    assert {k: v for k, v in cluster.inputs.items() if k != "name"} == {k: v for k, v in base.items() if k != "name"}
+    assert cluster.options["deleteBeforeReplace"]
+    # Every in-cluster resource still goes through the same provider: nothing else is replaced.
+    in_cluster = [r for r in renamed.resources if r.type.startswith("kubernetes:")]
+    assert in_cluster and {r.provider_name for r in in_cluster} == {PROVIDER_RESOURCE}
+
+
+def _stack_cluster(rec: Recording) -> dict[str, Any]:
+    import yaml
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / f"Pulumi.{rec.stack}.yaml").read_text()
+    return dict(yaml.safe_load(text)["config"]["gpu-autoscaling:cluster"])
+
+
+def test_the_guard_sees_the_migration_as_the_same_cluster(rec: Recording) -> None:
+    """The offline plan shows the aliases, and delivery.guard pairs the cluster of the base branch's plan (its old
+    name) with the aliased one of the pull request: no 'would delete it'. Without the alias it still blocks."""
+    head = build_plan(rec)
+    base = copy.deepcopy(head)
+    old = former_urns(rec.stack, cluster_name(rec))
+    (base_cluster,) = [r for r in base["resources"] if r["type"] == CLUSTER_TYPE]
+    base_cluster["name"] = old["cluster"].rsplit("::", 1)[1]
+    base_cluster["parent"] = f"{COMPONENT_TYPE}::{cluster_name(rec)}"
+    base_cluster.pop("options", None)
+    assert guard.check_plans(base, head) == []
+    (head_cluster,) = [r for r in head["resources"] if r["type"] == CLUSTER_TYPE]
+    head_cluster["options"].pop("aliases")
+    assert [f.blocking for f in guard.check_plans(base, head)] == [True, False]
