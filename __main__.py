@@ -16,6 +16,7 @@ from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs
 from components.keda import Keda, KedaArgs
+from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces, WorkloadPriority
 from program.config import secret_config, stack_config
@@ -61,7 +62,12 @@ else:
             autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
         ),
     )
-in_cluster = pulumi.ResourceOptions(providers={"kubernetes": gpu_cluster.provider})
+in_cluster = pulumi.ResourceOptions(
+    providers={"kubernetes": gpu_cluster.provider},
+    # Deleting a cluster this stack created deletes what runs in it (components/kube.py deleted_with); one made
+    # elsewhere stays, so destroy removes this stack's objects from it one by one.
+    transformations=[deleted_with(gpu_cluster.cluster)] if isinstance(gpu_cluster, GpuCluster) else None,
+)
 mirror = cfg.charts.mirror
 
 # The three releases are independent of each other: Pulumi installs them in parallel.

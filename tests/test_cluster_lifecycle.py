@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from delivery import guard
 from offline.engine import RecordedResource, Recording
@@ -114,3 +114,50 @@ def test_the_guard_sees_the_migration_as_the_same_cluster(rec: Recording) -> Non
     (head_cluster,) = [r for r in head["resources"] if r["type"] == CLUSTER_TYPE]
     head_cluster["options"].pop("aliases")
     assert [f.blocking for f in guard.check_plans(base, head)] == [True, False]
+
+
+# --- destroy: what runs in the cluster goes with it ----------------------------------------------------------------
+
+
+def test_every_in_cluster_resource_is_deleted_with_the_cluster(rec: Recording) -> None:
+    """Destroying (or replacing) the cluster skips the one-by-one deletes of releases, namespaces and custom
+    resources, which can hang on finalizers against an API server that is going away."""
+    cluster = rec.get(CLUSTER_RESOURCE, CLUSTER_TYPE)
+    in_cluster = [r for r in rec.resources if r.type.startswith("kubernetes:")]
+    assert len(in_cluster) > 15
+    assert {r.options["deletedWith"] for r in in_cluster} == {cluster.urn}
+    # Not the cluster itself, its provider, the components or the engine's Stash: nothing in the cluster.
+    outside = [r for r in rec.resources if not r.type.startswith("kubernetes:")]
+    assert outside and all(not r.options["deletedWith"] for r in outside)
+    # The order while the cluster lives is untouched: ScaledObjects still go before KEDA.
+    keda = rec.get("keda-release")
+    assert all(so.depends_on(keda) for so in rec.resources if so.type == "kubernetes:keda.sh/v1alpha1:ScaledObject")
+
+
+def test_nothing_is_deleted_with_a_cluster_this_stack_did_not_create(record: Callable[..., Recording]) -> None:
+    from tests.test_existing_cluster import DEV_EXISTING  # dev deploying into a portal-made cluster
+
+    portal = record("dev", **DEV_EXISTING)
+    assert portal.of_type("gpu-platform:cluster:ExistingCluster") and not portal.of_type(CLUSTER_TYPE)
+    assert all(not r.options["deletedWith"] for r in portal.resources)
+
+
+def test_what_owns_something_outside_the_cluster_is_still_deleted_on_its_own() -> None:
+    """A Gcore load balancer behind a Service, a Gcore volume behind a claim: their deletes release them."""
+    import pulumi
+
+    from components.kube import deleted_with
+
+    cluster: Any = object()
+    transform = deleted_with(cluster)
+
+    def marked(type_: str, props: dict[str, Any]) -> bool:
+        args = pulumi.ResourceTransformationArgs(cast(Any, None), type_, "x", props, pulumi.ResourceOptions())
+        result = transform(args)
+        return result is not None and result.opts.deleted_with is cluster
+
+    assert marked("kubernetes:core/v1:Service", {"spec": {"type": "ClusterIP"}})
+    assert marked("kubernetes:helm.sh/v3:Release", {})
+    assert not marked("kubernetes:core/v1:Service", {"spec": {"type": "LoadBalancer"}})
+    assert not marked("kubernetes:core/v1:PersistentVolumeClaim", {})
+    assert not marked("gpu-platform:workloads:GpuWorkload", {})

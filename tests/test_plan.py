@@ -125,7 +125,9 @@ def test_plan_records_the_options_that_matter(rec: Recording) -> None:
     assert cluster.get("protect", False) is stack_config(rec.stack, "protect", False)
     secret = by_ref["kubernetes:core/v1:Secret::monitoring-grafana-admin"]["options"]
     assert secret["additionalSecretOutputs"] == ["data", "stringData"]
-    assert "options" not in by_ref["kubernetes:core/v1:Namespace::keda-ns"]  # defaults are left out
+    # defaults are left out; what runs in the cluster is deleted with it
+    assert by_ref["kubernetes:core/v1:Namespace::keda-ns"]["options"] == {"deletedWith": cluster_ref(rec)}
+    assert "deletedWith" not in by_ref["pulumi:index:Stash::monitoring-grafana-password"]["options"]
 
 
 def test_plan_yaml_round_trips_and_keeps_multiline_strings_as_blocks(rec: Recording) -> None:
