@@ -10,8 +10,11 @@ and compared with the URN the program registered before the names were fixed: `<
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
+
+import pytest
 
 from delivery import guard
 from offline.engine import RecordedResource, Recording
@@ -161,3 +164,46 @@ def test_what_owns_something_outside_the_cluster_is_still_deleted_on_its_own() -
     assert not marked("kubernetes:core/v1:Service", {"spec": {"type": "LoadBalancer"}})
     assert not marked("kubernetes:core/v1:PersistentVolumeClaim", {})
     assert not marked("gpu-platform:workloads:GpuWorkload", {})
+
+
+# --- CRDs across chart upgrades and replacements ----------------------------------------------------------------
+
+
+@pytest.mark.charts
+def test_replacing_the_keda_release_keeps_its_crds_and_so_every_scaled_object(rec: Recording) -> None:
+    """KEDA ships its CRDs as templates: without the keep policy, uninstalling or replacing the release deletes
+    them, and Kubernetes deletes every ScaledObject with the CRD."""
+    from tests.chart_cache import rendered_stack
+
+    crds = rendered_stack(rec).release("keda").crds
+    assert {c["metadata"]["name"] for c in crds} >= {"scaledobjects.keda.sh", "triggerauthentications.keda.sh"}
+    for crd in crds:
+        assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", crd["metadata"]["name"]
+
+
+@pytest.mark.charts
+def test_a_kube_prometheus_stack_bump_upgrades_its_crds(rec: Recording) -> None:
+    """Helm never upgrades `crds/`: the chart's own hook job applies the pinned chart's CRDs server-side before each
+    install and upgrade, with pinned images (busybox here, kubectl at the cluster's version)."""
+    import base64
+    import bz2
+
+    from tests.chart_cache import rendered_stack
+
+    stack = rendered_stack(rec)
+    kps = stack.release("kube-prometheus-stack")
+    jobs = [o for o in kps.objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("crds-upgrade")]
+    (job,) = jobs
+    assert job["metadata"]["annotations"]["helm.sh/hook"].split(",")[:2] == ["pre-install", "pre-upgrade"]
+    pod = job["spec"]["template"]["spec"]
+    images = [c["image"] for c in [*pod["initContainers"], *pod["containers"]]]
+    assert images == ["docker.io/busybox:1.37.0", f"registry.k8s.io/kubectl:{stack.kube_version}"]
+    assert pod["containers"][0]["args"][:3] == ["apply", "--server-side", "--force-conflicts"]
+    # What it applies is exactly the CRDs of the pinned chart's crds/ directory.
+    (data,) = [o for o in kps.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("crds-upgrade")]
+    text = bz2.decompress(base64.b64decode(data["binaryData"]["crds.bz2"])).decode()
+    # The names only (the CRDs hold `- =` enum values that YAML 1.1 readers refuse): each document's metadata.name.
+    applied = [m.group(1) for doc in re.split(r"^---", text, flags=re.M) if "kind: CustomResourceDefinition" in doc
+               for m in [re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", doc, re.M)] if m]
+    assert sorted(applied) == sorted(c["metadata"]["name"] for c in kps.crds)
+    assert len(applied) >= 10

@@ -224,6 +224,7 @@ def test_keda_exposes_operator_metrics_and_leaves_scraping_to_our_service_monito
             "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
             "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
         },
+        "crds": {"additionalAnnotations": {"helm.sh/resource-policy": "keep"}},
     }
     monitor = rec.get("monitoring-keda-operator-monitor", "kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
     assert monitor.inputs["spec"]["namespaceSelector"] == {"matchNames": ["keda"]}
