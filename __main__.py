@@ -139,7 +139,7 @@ for w in cfg.workloads:
             priority_class=workload_priority.priority_class.metadata.name,
             secret_env={env: secrets[key] for env, key in w.secret_env.items()},
             registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
-            rollout_timeout_minutes=workload_specs.rollout_timeout_minutes(pool.provision_minutes),
+            provision_minutes=pool.provision_minutes,
         ),
         opts=in_cluster,
     )

@@ -42,11 +42,12 @@ def spec_of(rec: Recording, name: str, kind: str) -> dict[str, Any]:
     return rec.get(f"{name}-{kind}").inputs["spec"]
 
 
-def test_rollouts_replace_gpu_pods_one_by_one(rec: Recording) -> None:
-    """README: `maxSurge: 0`, `maxUnavailable: 1`: a surge pod needs a free GPU a full pool does not have."""
+def test_rollouts_replace_a_quarter_of_the_gpu_pods_at_a_time(rec: Recording) -> None:
+    """docs/design.md: `maxSurge: 0` (a surge pod needs a free GPU a full pool does not have), `maxUnavailable: 25%`
+    (three quarters keep serving, and a rollout of 16 slow pods takes 7 rounds, not 16); drains stay one by one."""
     for name in WORKLOADS[rec.stack]:
         assert spec_of(rec, name, "deployment")["strategy"] == {
-            "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "25%"},
         }
         assert spec_of(rec, name, "pdb") == {
             "maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": name}},

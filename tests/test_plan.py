@@ -121,7 +121,9 @@ def test_plan_records_the_options_that_matter(rec: Recording) -> None:
     deployments = [r for r in by_ref.values() if r["type"] == "kubernetes:apps/v1:Deployment"
                    and r["inputs"]["metadata"]["name"] in workloads]
     assert len(deployments) == len(workloads)
-    assert all(d["options"]["customTimeouts"] == {"create": "45m", "update": "45m"} for d in deployments)
+    # create: a node and one round; update: every round of the rollout (tests/test_timeouts.py has the numbers)
+    assert all(int(d["options"]["customTimeouts"]["update"][:-1]) > int(d["options"]["customTimeouts"]["create"][:-1])
+               > 45 for d in deployments)
     assert cluster.get("protect", False) is stack_config(rec.stack, "protect", False)
     secret = by_ref["kubernetes:core/v1:Secret::monitoring-grafana-admin"]["options"]
     assert secret["additionalSecretOutputs"] == ["data", "stringData"]

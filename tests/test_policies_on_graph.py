@@ -57,9 +57,11 @@ def test_custom_timeouts_reach_the_policies_in_seconds(recordings: dict[str, Rec
     workloads = recordings["prod"].outputs["workloads"]
     deployments = [r for r in resources if r.resource_type == DEPLOYMENT and r.props["metadata"]["name"] in workloads]
     assert len(deployments) == len(workloads) == 2
+    expected = {"inference": (76 * 60, 322 * 60, 0), "embeddings": (46 * 60, 112 * 60, 0)}  # tests/test_timeouts.py
     for deployment in deployments:
         timeouts = deployment.opts.custom_timeouts
-        assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (2700, 2700, 0)
+        assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == expected[
+            deployment.props["metadata"]["name"]]
     (cluster,) = [r for r in resources if r.resource_type == CLUSTER]
     timeouts = cluster.opts.custom_timeouts
     assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (0, 0, 0)
