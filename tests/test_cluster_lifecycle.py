@@ -207,3 +207,20 @@ def test_a_kube_prometheus_stack_bump_upgrades_its_crds(rec: Recording) -> None:
                for m in [re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", doc, re.M)] if m]
     assert sorted(applied) == sorted(c["metadata"]["name"] for c in kps.crds)
     assert len(applied) >= 10
+
+
+def test_every_documented_refresh_of_in_cluster_resources_runs_the_program() -> None:
+    """A plain `pulumi refresh` does not re-run the kubeconfig invoke; only `--run-program` does (the CLI's own help,
+    v3.274.1). The refreshes that only settle a pending create of the cluster have no in-cluster resources yet."""
+    from tests.conftest import ROOT
+
+    docs = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+    texts = [doc.read_text().replace("\\\n", " ") for doc in docs]  # a command continued with `\` is one line
+    commands = [line.strip() for text in texts for line in text.splitlines() if re.match(r"\s*pulumi refresh\b", line)]
+    assert commands
+    for command in commands:
+        if "pending-creates" in command:
+            continue
+        assert "--run-program" in command, command
+    text = (ROOT / "docs" / "design.md").read_text()
+    assert "`pulumi refresh`\n  re-reads it" not in text
