@@ -17,7 +17,7 @@ from tests.test_config import config, problems
 from tests.test_config_checks import GOOD_STACK, cli, project
 
 
-@pytest.mark.parametrize("namespace", [*KUBERNETES_NAMESPACES, "kube-flannel", *RESERVED_NAMESPACES])
+@pytest.mark.parametrize("namespace", sorted({*KUBERNETES_NAMESPACES, "kube-flannel", *RESERVED_NAMESPACES}))
 def test_a_namespace_that_exists_already_is_refused(namespace: str) -> None:
     """`default` and the kube-* namespaces exist in every cluster: the program's Namespace would fail with
     AlreadyExists mid-`up` (and `default` can never be deleted)."""
