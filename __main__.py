@@ -16,6 +16,7 @@ from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs
 from components.keda import Keda, KedaArgs
+from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces, WorkloadPriority
 from program.config import secret_config, stack_config
@@ -24,6 +25,7 @@ from renderers import alertmanager_config, chart_values, dashboards, rule_groups
 from renderers.gcore_cluster import autoscaler_config
 from renderers.placement import PoolPlacement
 from stackconfig import secret_config_keys
+from stacknames import CLUSTER_COMPONENT as CLUSTER
 from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE
 
 cfg = stack_config(Path(__file__).parent)
@@ -32,20 +34,23 @@ pool = cfg.gpu_pool
 
 existing = cfg.cluster.existing
 gpu_cluster: GpuCluster | ExistingCluster
+# A fixed logical name: renaming `cluster.name` changes the cluster's `name` input (a replacement that
+# delete_before_replace and `protect` govern), never its URN, which would create a second cluster first.
 if existing is None:
     gpu_cluster = GpuCluster(
-        cfg.cluster.name,
+        CLUSTER,
         GpuClusterArgs(
             cluster=cfg.cluster,
             pool=pool,
             system_pool=cfg.system_pool,
             autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
             protect=cfg.protect,
+            former_name=cfg.cluster.name,  # stacks from before the fixed name keep their cluster
         ),
     )
 else:
     gpu_cluster = ExistingCluster(
-        cfg.cluster.name,
+        CLUSTER,
         ExistingClusterArgs(
             kubeconfig=(
                 secrets[existing.kubeconfig_secret]
@@ -57,7 +62,12 @@ else:
             autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
         ),
     )
-in_cluster = pulumi.ResourceOptions(providers={"kubernetes": gpu_cluster.provider})
+in_cluster = pulumi.ResourceOptions(
+    providers={"kubernetes": gpu_cluster.provider},
+    # Deleting a cluster this stack created deletes what runs in it (components/kube.py deleted_with); one made
+    # elsewhere stays, so destroy removes this stack's objects from it one by one.
+    transformations=[deleted_with(gpu_cluster.cluster)] if isinstance(gpu_cluster, GpuCluster) else None,
+)
 mirror = cfg.charts.mirror
 
 # The three releases are independent of each other: Pulumi installs them in parallel.
@@ -129,7 +139,7 @@ for w in cfg.workloads:
             priority_class=workload_priority.priority_class.metadata.name,
             secret_env={env: secrets[key] for env, key in w.secret_env.items()},
             registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
-            rollout_timeout_minutes=workload_specs.rollout_timeout_minutes(pool.provision_minutes),
+            provision_minutes=pool.provision_minutes,
         ),
         opts=in_cluster,
     )

@@ -23,8 +23,12 @@ MONITORING_NAMESPACE = "monitoring"
 NODE_EXPORTER_NAMESPACE = "node-exporter"
 #: The headroom placeholders' namespace (Pod Security `restricted`); counted as spare capacity by the alerts.
 HEADROOM_NAMESPACE = "gpu-headroom"
-#: Namespaces Kubernetes itself owns.
-KUBERNETES_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease")
+#: Namespaces Kubernetes itself creates in every cluster (`default` can never be deleted): a workload there would
+#: make the program register a Namespace that already exists, refused with AlreadyExists in the middle of `up`.
+KUBERNETES_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: The prefix Kubernetes reserves for its own namespaces ("Avoid creating namespaces with the prefix `kube-`",
+#: kubernetes.io/docs/concepts/overview/working-with-objects/namespaces).
+KUBERNETES_NAMESPACE_PREFIX = "kube-"
 #: Namespaces the platform owns or Kubernetes reserves: no workload may use one (the headroom's has a rule and a
 #: message of its own).
 RESERVED_NAMESPACES = (
@@ -73,6 +77,9 @@ PLACEHOLDER_LABELS: Mapping[str, str] = {NAME_LABEL: PLACEHOLDER_NAME, COMPONENT
 # --- Pulumi type tokens of what the program registers (the engine, the plan, the guard and the policy pack) ----
 
 CLUSTER_TYPE = "gcore:index/k8sv2:K8sv2"
+#: The logical name of the cluster's component (its children are `gpu-cluster`, `gpu-provider`): fixed, never a
+#: value a stack file sets, so renaming the cluster changes an input, not a URN.
+CLUSTER_COMPONENT = "gpu"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 
 # --- secrets ----------------------------------------------------------------------------------------------------

@@ -12,6 +12,38 @@ import pulumi_kubernetes as k8s
 from stackconfig.versions import Chart
 from stacknames import PLATFORM_LABELS
 
+#: In-cluster kinds that own something outside the cluster (a Gcore load balancer, a Gcore volume): deleting the
+#: cluster would leave that behind, so their own delete must still run, first, while the cluster lives.
+OWNS_OUTSIDE = ("kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:core/v1:PersistentVolume")
+
+
+def deleted_with(cluster: pulumi.Resource) -> pulumi.ResourceTransformation:
+    """A transformation (inherited by every child of the components it is given to) that marks each in-cluster
+    resource `deleted_with` the cluster: when the cluster itself is deleted (destroy, or a replacement), Pulumi skips
+    deleting them one by one against an API server that is going away, where Helm uninstalls and namespace
+    finalizers can hang, and deleting the cluster deletes them all.
+
+    It changes nothing while the cluster lives: removing a workload, replacing the KEDA release or a namespace
+    deletes each resource as before, in dependency order (ScaledObjects before KEDA clears their finalizers, the
+    Grafana Secret after the release). That is why the target is the cluster and never a namespace or a release,
+    which do go away while the cluster lives. Left out: whatever owns something outside the cluster (a Service of
+    type LoadBalancer, a PersistentVolumeClaim or PersistentVolume: a Gcore load balancer or volume), whose own
+    delete must run to release it.
+    """
+
+    def transform(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        if not args.type_.startswith("kubernetes:") or args.type_.startswith("pulumi:providers:"):
+            return None
+        spec = args.props.get("spec") if isinstance(args.props, Mapping) else None
+        load_balancer = args.type_ == "kubernetes:core/v1:Service" and isinstance(spec, Mapping) and (
+            spec.get("type") == "LoadBalancer")
+        if args.type_ in OWNS_OUTSIDE or load_balancer:
+            return None
+        return pulumi.ResourceTransformationResult(
+            args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(deleted_with=cluster)))
+
+    return transform
+
 
 def namespace(
     resource_name: str,

@@ -14,6 +14,7 @@ from renderers import workload_specs as specs
 from renderers.headroom_specs import priority_class_args, workload_priority_class_spec
 from renderers.placement import PoolPlacement
 from stackconfig import WorkloadConfig
+from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
 from stacknames import PLATFORM_LABELS, WORKLOAD_PRIORITY_CLASS
 
 
@@ -36,9 +37,9 @@ class GpuWorkloadArgs:
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: The registry password for `workload.image_pull_secret` (a secret Output).
     registry_password: pulumi.Input[str] | None = None
-    #: How long `pulumi up` waits for the Deployment to become ready (renderers/workload_specs.py
-    #: rollout_timeout_minutes).
-    rollout_timeout_minutes: int = 45
+    #: `gpuPool.provisionMinutes`: a pod may first wait for a new node (renderers/workload_specs.py
+    #: rollout_timeouts, progress_deadline_seconds).
+    provision_minutes: int = DEFAULT_PROVISION_MINUTES
 
 class GpuWorkload(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment
@@ -50,7 +51,8 @@ class GpuWorkload(pulumi.ComponentResource):
         w = args.workload
         labels = specs.labels(w)
         pod_inputs = self._serving_children(name, args, labels)
-        spec = specs.deployment_spec(w, args.placement)
+        spec = specs.deployment_spec(w, args.placement, args.provision_minutes)
+        create_minutes, update_minutes = specs.rollout_timeouts(w, args.provision_minutes)
         if args.priority_class is not None:
             spec["template"]["spec"]["priorityClassName"] = args.priority_class
         self.deployment = k8s.apps.v1.Deployment(
@@ -60,9 +62,10 @@ class GpuWorkload(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[*args.gpu_ready, *pod_inputs],
-                # The first pod may wait for a bare-metal node and a multi-GB image.
+                # A pod may wait for a bare-metal node and a multi-GB image; an update replaces the pods round by
+                # round (renderers/workload_specs.py rollout_timeouts).
                 custom_timeouts=pulumi.CustomTimeouts(
-                    create=f"{args.rollout_timeout_minutes}m", update=f"{args.rollout_timeout_minutes}m"
+                    create=f"{create_minutes}m", update=f"{update_minutes}m"
                 ),
             ),
         )

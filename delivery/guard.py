@@ -289,9 +289,27 @@ def _plan_clusters(plan: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     }
 
 
+def _renamed(old_plan: Mapping[str, Any], new_plan: Mapping[str, Any]) -> dict[str, str]:
+    """Old cluster resource name -> new one, where the new resource is aliased to the old (name and parent): the
+    engine moves the state over, so it is the same cluster under a new name, not a deletion and a creation."""
+    old = {str(r.get("name")): str(r.get("parent")) for r in old_plan.get("resources") or []
+           if isinstance(r, Mapping) and r.get("type") == CLUSTER_TYPE}
+    out = {}
+    for r in new_plan.get("resources") or []:
+        if not (isinstance(r, Mapping) and r.get("type") == CLUSTER_TYPE):
+            continue
+        for alias in (r.get("options") or {}).get("aliases") or []:
+            if isinstance(alias, Mapping) and old.get(str(alias.get("name"))) == alias.get("parent", r.get("parent")):
+                out[str(alias["name"])] = str(r.get("name"))
+    return out
+
+
 def check_plans(old_plan: Mapping[str, Any], new_plan: Mapping[str, Any]) -> list[Finding]:
     """Findings between the desired states of two offline plans (base branch → pull request)."""
     old, new = _plan_clusters(old_plan), _plan_clusters(new_plan)
+    for former, current in _renamed(old_plan, new_plan).items():
+        if former not in new:
+            old[current] = old.pop(former)
     findings = [
         Finding(True, name, "cluster", f"is no longer in the program, so `pulumi up` would delete it: {CLUSTER_IMPACT}")
         for name in sorted(old.keys() - new.keys())

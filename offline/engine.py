@@ -215,6 +215,9 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                             "customTimeouts": {"create": ct.create, "update": ct.update, "delete": ct.delete},
                             "packageRef": request.packageRef,
                             "providers": dict(request.providers),
+                            # Former URNs (spec: name, type, parentUrn... or a urn): what a rename keeps.
+                            "aliases": [_struct(a) for a in request.aliases],
+                            "deletedWith": request.deletedWith,
                         },
                     )
                 )
@@ -274,10 +277,13 @@ def _stack_config(stack: str, overrides: Mapping[str, Any] | None = None) -> Any
 
 
 def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """`secrets:<key>` -> placeholder for every secret key this project's stack config refers to.
+    """`secrets:<key>` -> placeholder for every secret key this project's stack config refers to and the stack file
+    does not set (the offline plan names them: `pulumi up` refuses to run without them).
 
     What an operator's `pulumi config set --secret` provides on a real machine; the offline plan and the
-    graph tests have no such values. A config that does not load gets none (the program reports it).
+    graph tests have no such values. A key the file sets keeps its own value: a `secure:` one is already a
+    placeholder, a plain-text one stays plain, so the program refuses it as `pulumi up` would. A config that does
+    not load gets none (the program reports it).
     """
     from stackconfig import secret_config_keys
     from stackconfig.stackfile import SECRET_PLACEHOLDER
@@ -285,7 +291,8 @@ def placeholder_secrets(stack: str, overrides: Mapping[str, Any] | None = None) 
 
     cfg = _stack_config(stack, overrides)
     keys = secret_config_keys(cfg) if cfg is not None else []
-    return {f"{SECRETS_NAMESPACE}:{k}": SECRET_PLACEHOLDER for k in keys}
+    _, config, _ = load_config(stack)
+    return {full: SECRET_PLACEHOLDER for k in keys if (full := f"{SECRETS_NAMESPACE}:{k}") not in config}
 
 
 def placeholder_references(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, ReferencedStack]:

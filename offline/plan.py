@@ -8,8 +8,10 @@ under mocks (offline/engine.py) and writes what the engine would be asked to cre
 
     python -m offline.plan <stack> [--out plan/<stack>.yaml] [--diagram plan/<stack>.mmd]
 
-Exit 0 written; 2 the stack is unknown, its config is invalid (the same messages as `python -m stackconfig`) or an
-output cannot be written; 1 a crash (a bug). Relative `--out`/`--diagram` paths are from the current directory.
+Exit 0 written (secrets the stack refers to but its file does not set are named on stderr: placeholders stand in
+for them, and `pulumi up` would refuse); 2 the stack is unknown, its config is invalid or a secret is in plain text
+(the same messages as `python -m stackconfig`) or an output cannot be written; 1 a crash (a bug). Relative
+`--out`/`--diagram` paths are from the current directory.
 
 The YAML is byte-identical for the same program and config: resources sorted by type and name, every
 mapping inside them sorted, no timestamps, no ids; references are `type::name` (mock URNs name the first
@@ -29,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from offline.engine import ROOT, RecordedResource, Recording, Secret, record_stack
+from offline.engine import ROOT, RecordedResource, Recording, Secret, placeholder_secrets, record_stack
 from stackconfig import ConfigError
 
 REDACTED = "[secret]"
@@ -97,7 +99,23 @@ def _options(res: RecordedResource, refs: _Refs) -> dict[str, Any]:
         out["customTimeouts"] = timeouts
     if opts.get("providers"):  # a component passes these to its children
         out["providers"] = {pkg: refs.provider(ref) for pkg, ref in opts["providers"].items()}
+    if opts.get("deletedWith"):  # destroy skips it when that resource goes too
+        out["deletedWith"] = refs(opts["deletedWith"])
+    # The former names it keeps its state under (not the SDKs' own aliases of former API versions, the same always).
+    renamed = [a for a in opts.get("aliases") or [] if "urn" in a or (a.get("spec") or {}).get("name")]
+    if renamed:
+        out["aliases"] = [_alias(a, refs) for a in renamed]
     return _sorted(out)
+
+
+def _alias(alias: Mapping[str, Any], refs: _Refs) -> dict[str, Any] | str:
+    if "urn" in alias:
+        return refs(alias["urn"])
+    spec = dict(alias.get("spec") or {})
+    out = {k: v for k, v in spec.items() if k in ("name", "type", "project", "stack", "noParent")}
+    if spec.get("parentUrn"):
+        out["parent"] = refs(spec["parentUrn"])
+    return out
 
 
 def _resource(res: RecordedResource, refs: _Refs) -> dict[str, Any]:
@@ -281,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     try:
+        unset = sorted(placeholder_secrets(args.stack))
         plan = build_plan(record_stack(args.stack))
     except FileNotFoundError as exc:
         print(f"offline.plan: {args.stack}: {exc}", file=sys.stderr)
@@ -303,6 +322,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     written = ", ".join(p for p in (out if out != "-" else None, diagram_path) if p)
     print(f"offline.plan: {args.stack}: {len(plan['resources'])} resources → {written}", file=sys.stderr)
+    if unset:
+        # Written all the same (a plan from a fork has no secrets either), but never called ready for `up`.
+        commands = "; ".join(f"`pulumi config set --secret {k} <value> --stack {args.stack}`" for k in unset)
+        print(f"offline.plan: {args.stack}: note: {len(unset)} secret(s) the stack refers to are not set in "
+              f"Pulumi.{args.stack}.yaml ({', '.join(unset)}): the plan stands in placeholders, and `pulumi up` "
+              f"refuses to run until they are set. Fix: {commands}", file=sys.stderr)
     return 0
 
 

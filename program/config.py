@@ -13,7 +13,7 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from stackconfig import ConfigError, Problem, StackConfig, check_config
+from stackconfig import ConfigError, StackConfig, check_config
 from stackconfig.stackfile import read_stack_file
 from stacknames import SECRETS_NAMESPACE
 
@@ -24,39 +24,27 @@ class InvalidStackConfig(ConfigError, pulumi.RunError):
 
 
 def stack_config(project_dir: Path) -> StackConfig:
-    """The stack file's YAML (duplicate keys, tabs) when it is beside the program, then every config key."""
+    """The stack file's YAML (duplicate keys, tabs, its shape) when it is beside the program, then every config key,
+    and the secrets the stack refers to (set, and set with `--secret`): every problem in one InvalidStackConfig.
+
+    Pulumi marks a key secret only when it was set with `--secret`. The CLI passes the secret keys in
+    PULUMI_CONFIG_SECRET_KEYS, and Pulumi's python executor hands them to `pulumi.runtime.set_all_config`
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec), which `is_config_secret` reads; the variable is read
+    too for SDKs that configured the runtime differently.
+    """
     stack_file = project_dir / f"Pulumi.{pulumi.get_stack()}.yaml"
     try:
-        if stack_file.exists():
-            read_stack_file(stack_file)
+        file_problems = read_stack_file(stack_file).problems if stack_file.exists() else ()
         everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-        return check_config(everything, pulumi.get_project())
+        from_env = set(runtime_config.get_config_secret_keys_env())
+        secret = {k for k in everything if runtime_config.is_config_secret(k) or k in from_env}
+        return check_config(everything, pulumi.get_project(), file_problems=file_problems, secret_keys=secret,
+                            require_secrets=True)
     except ConfigError as exc:
         raise InvalidStackConfig(exc.problems) from None
 
 
 def secret_config(keys: list[str]) -> dict[str, pulumi.Output[str]]:
-    """The values of `secrets:<key>` as secret Outputs; unset or plain-text keys are refused, all at once.
-
-    A plain value would sit readable in the stack file and in git: Pulumi marks a key secret only when it
-    was set with `--secret`. The CLI passes the secret keys in PULUMI_CONFIG_SECRET_KEYS, and Pulumi's
-    python executor hands them to `pulumi.runtime.set_all_config` (pulumi/pulumi sdk/python/cmd/
-    pulumi-language-python-exec), which `is_config_secret` reads; the variable is checked too for SDKs that
-    configured the runtime differently.
-    """
-    conf, out, problems = pulumi.Config(SECRETS_NAMESPACE), {}, []
-    secret_keys = set(runtime_config.get_config_secret_keys_env())
-    for key in keys:
-        full = f"{SECRETS_NAMESPACE}:{key}"
-        command = f"pulumi config set --secret {full} <value>"
-        if runtime_config.get_config(full) is None:
-            problems.append(Problem(full, None, "is referenced by the stack config but not set", f"run `{command}`"))
-        elif not (runtime_config.is_config_secret(full) or full in secret_keys):
-            problems.append(Problem(full, "(plain text, not shown)",
-                                    "is stored in plain text in the stack file, and would be in the state too",
-                                    f"run `pulumi config rm {full}` and `{command}`"))
-        else:
-            out[key] = conf.require_secret(key)
-    if problems:
-        raise InvalidStackConfig(problems)
-    return out
+    """The values of `secrets:<key>` as secret Outputs (checked, set and secret, by `stack_config`)."""
+    conf = pulumi.Config(SECRETS_NAMESPACE)
+    return {key: conf.require_secret(key) for key in keys}

@@ -128,7 +128,7 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
             "deployment": w.name,
             "scaledObject": w.name,
             "hpa": promql.hpa_name(w.name),
-            "query": promql.gpu_utilization_query(w.name, w.namespace),
+            "query": workload_specs.gpu_query(w),
             "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
             "gpusPerPod": w.gpus_per_pod,
             "minReplicas": w.min_replicas,

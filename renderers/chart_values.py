@@ -23,6 +23,7 @@ from typing import Any
 from renderers import dcgm
 from renderers.placement import tolerations_for
 from stackconfig import StackConfig
+from stackconfig.versions import CRD_UPGRADE_BUSYBOX_TAG
 from stacknames import GPU_RESOURCE, NAME_LABEL, NODE_EXPORTER_NAMESPACE
 
 # --- GPU Operator ----------------------------------------------------------------------------------------------
@@ -75,6 +76,10 @@ def keda_values() -> dict[str, Any]:
             "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
             "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
         },
+        # The chart ships its CRDs as templates (crds.install), so a release that is replaced or uninstalled deletes
+        # them, and with them every ScaledObject in the cluster. Helm keeps a resource that carries this policy
+        # (helm.sh/docs "Tell Helm Not To Uninstall a Resource"); keda chart 2.20.2 values `crds.additionalAnnotations`.
+        "crds": {"additionalAnnotations": {"helm.sh/resource-policy": "keep"}},
     }
 
 
@@ -143,6 +148,12 @@ def monitoring_values(
 ) -> dict[str, Any]:
     values: dict[str, Any] = {
         "fullnameOverride": FULLNAME,
+        # Helm installs `crds/` once and never upgrades them (kube-prometheus-stack README, "Upgrading CRDs"): a
+        # chart bump with a newer prometheus-operator would then run against old CRDs. The chart's own upgrade job
+        # (88.5.3 values `crds.upgradeJob`, a pre-install/pre-upgrade hook) applies the CRDs of the pinned chart
+        # server-side on every `up` (force-conflicts: it takes them over from Helm). Its images: busybox pinned
+        # here, kubectl at the cluster's own version (the chart's default).
+        "crds": {"upgradeJob": {"enabled": True, "image": {"busybox": {"tag": CRD_UPGRADE_BUSYBOX_TAG}}}},
         # The subchart's own namespace (prometheus-community/helm-charts, charts/prometheus-node-exporter
         # templates/_helpers.tpl `prometheus-node-exporter.namespace`): DaemonSet, Service, ServiceMonitor.
         "prometheus-node-exporter": {"namespaceOverride": node_exporter_namespace},

@@ -32,7 +32,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from renderers import dcgm, promql
+from renderers import dcgm, promql, workload_specs
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -174,15 +174,16 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
-    threshold = promql.threshold_value(w.target_utilization, w.gpus_per_pod)
+    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
+    target = promql.format_number(w.target_utilization)
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     layout.row(
-        f"Workload {w.namespace}/{w.name}: {w.gpus_per_pod} GPU(s) per pod, target {w.target_utilization:g} % "
+        f"Workload {w.namespace}/{w.name}: {w.gpus_per_pod} GPU(s) per pod, target {target} % "
         f"per GPU, {w.min_replicas}-{w.max_replicas} replicas"
     )
     layout.add(_timeseries(
         "Replicas: wanted, desired, current, available, max",
-        f"Wanted: ceil(KEDA's value / {threshold:g}), what the metric alone asks for. Desired: the HPA "
+        f"Wanted: ceil(KEDA's value / {threshold}), what the metric alone asks for. Desired: the HPA "
         f"{promql.hpa_name(w.name)} after its 10 % tolerance, behaviour and limits. Current: pods the HPA "
         "counts (Pending ones too). Available: pods serving. Desired above available for long means pods wait "
         "for GPUs; wanted above max means maxReplicas caps the workload.",
@@ -192,16 +193,16 @@ def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
     ), 12, 8)
     layout.add(_timeseries(
         "Average utilisation per GPU vs target",
-        f"Mean utilisation of the workload's GPUs; KEDA scales to hold it near {w.target_utilization:g} %.",
+        f"Mean utilisation of the workload's GPUs; KEDA scales to hold it near {target} %.",
         (_wl(recorded.WL_UTIL_AVG, w), "per-GPU average"), (_wl(recorded.WL_UTIL_TARGET, w), "target"),
         unit="percent", max_=100,
     ), 12, 8)
     layout.add(_timeseries(
         "KEDA's value vs threshold × replicas",
-        f"The ScaledObject's query result (sum over the workload's GPUs) and {threshold:g} × current replicas. "
+        f"The ScaledObject's query result (sum over the workload's GPUs) and {threshold} × current replicas. "
         "The HPA acts when they differ by more than 10 %. A gap in KEDA's value means an empty query: KEDA "
         "then uses its fallback.",
-        (_wl(recorded.WL_UTIL_SUM, w), "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {threshold:g}",
+        (_wl(recorded.WL_UTIL_SUM, w), "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {threshold}",
                                                       "threshold × current replicas"),
     ), 12, 8)
     layout.add(_timeseries(
@@ -222,14 +223,15 @@ def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     for t in w.triggers:
-        query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+        query = workload_specs.serving_query(w, t)
+        threshold = promql.format_number(t.threshold)
         layout.add(_timeseries(
             f"Trigger {t.name}: {t.metric} vs threshold × replicas",
-            f"The trigger's query (sum over the workload's pods) against {t.threshold:g} × current replicas, and "
+            f"The trigger's query (sum over the workload's pods) against {threshold} × current replicas, and "
             "the replicas it alone asks for. The HPA follows the largest recommendation of all triggers, so "
             "this one scales the workload when it asks for more than GPU utilisation does.",
-            (query, "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {t.threshold:g}", "threshold × current"),
-            (f"ceil(({query}) / {t.threshold:g})", "replicas wanted by this trigger"),
+            (query, "KEDA value"), (f"{_wl(recorded.WL_CURRENT, w)} * {threshold}", "threshold × current"),
+            (f"ceil(({query}) / {threshold})", "replicas wanted by this trigger"),
         ), 12, 8)
         layout.add(_timeseries(
             f"{t.metric} per pod", "The series per pod, as the workload's PodMonitor scrapes it.",
@@ -270,7 +272,7 @@ def _dashboard(uid: str, title: str, description: str, layout: _Layout,
     if price is not None:
         # Starts at the stack's `gpuPool.pricePerGpuHour` estimate; a viewer can type their real price.
         board = board.with_variable(
-            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value(f"{price:g}"))
+            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value(promql.format_number(price)))
     # The SDK's own JSON encoder gives Grafana's field names; the round trip makes it a plain dict.
     return json.loads(JSONEncoder(sort_keys=True).encode(layout.place(board).build()))
 

@@ -15,7 +15,11 @@ utilisation per GPU", whatever `k` is.
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+
 from renderers import dcgm
+from renderers.chart_values import KSM_JOB
 
 #: KEDA names the HPA it creates `keda-hpa-<ScaledObject name>` unless told otherwise.
 HPA_PREFIX = "keda-hpa-"
@@ -51,14 +55,37 @@ def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QU
     )
 
 
+def zero_without_available_pods(query: str, deployment: str, namespace: str) -> str:
+    """`query`, or 0 when kube-state-metrics reports that the Deployment has no available pod.
+
+    For a workload that scales to zero: with no pods the query over its pods is empty, and KEDA turns an empty
+    result with `ignoreNullValues: "false"` into a scaler error on every poll (kedacore/keda v2.20.2
+    pkg/scalers/prometheus_scaler.go, `ExecutePromQuery`): the KedaScalerErrors alert would fire for as long as
+    the workload sleeps. Here "no pod is available" is a positive reading from kube-state-metrics, so the result
+    is a real 0 (no load: a pod that is not running holds no GPU work), while a broken scrape with pods running
+    stays empty, i.e. an error and the fallback. If kube-state-metrics reports nothing, the result stays empty too.
+    """
+    available = (f'kube_deployment_status_replicas_available{{job="{KSM_JOB}",namespace="{namespace}",'
+                 f'deployment="{deployment}"}}')
+    return f"({query}) or on () (vector(0) and on () (max({available}) == 0))"
+
+
 def threshold_value(target_utilization: float, gpus_per_pod: int) -> float:
     """Per-replica AverageValue target: per-GPU target times GPUs per pod."""
     return target_utilization * gpus_per_pod
 
 
 def format_number(value: float) -> str:
-    """KEDA reads thresholds as strings; render 60.0 as "60" and 67.5 as "67.5"."""
-    return f"{value:g}"
+    """A number as the exact decimal KEDA (Go's strconv.ParseFloat) and PromQL read back as the same float.
+
+    60.0 is "60", 67.5 is "67.5", 1234567 is "1234567" and 12345.678 is "12345.678": the shortest digits that
+    round-trip (Python's repr), written out without an exponent. `:g` would give "1.23457e+06" and "12345.7",
+    six significant digits, i.e. another threshold than the one configured.
+    """
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    text = format(Decimal(repr(float(value))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 # --- serving (issue 10): triggers on the workload's own series --------------------------------------

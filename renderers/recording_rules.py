@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers import dcgm, promql
+from renderers import dcgm, promql, workload_specs
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
 from stackconfig import StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, PLACEHOLDER_NAME
@@ -148,7 +148,7 @@ def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
-        _record(WL_UTIL_SUM, promql.gpu_utilization_query(w.name, w.namespace), labels),
+        _record(WL_UTIL_SUM, workload_specs.gpu_query(w), labels),
         _record(
             WL_GPUS_REPORTING,
             f"count(max by ({dcgm.GPU_ID_LABEL}) ({dcgm.GPU_UTIL_METRIC}{{{selector}}}))",

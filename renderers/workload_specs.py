@@ -20,6 +20,8 @@ from typing import Any
 from renderers import promql
 from renderers.placement import PoolPlacement, tolerations_for
 from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
+from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
+from stackconfig.workloads import ServingTriggerConfig
 from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS, SERVING_DRAIN_SECONDS
 
 
@@ -33,23 +35,81 @@ def labels(w: WorkloadConfig) -> dict[str, str]:
     return {NAME_LABEL: w.name, **PLATFORM_LABELS}
 
 
-def rollout_timeout_minutes(provision_minutes: int) -> int:
-    """Minutes `pulumi up` waits for a Deployment (pulumi-kubernetes honours `custom_timeouts`, default 10 min).
+#: A rolling update replaces a quarter of the replicas at a time (Kubernetes rounds down, and takes one when that is
+#: 0: pkg/controller/deployment/util `ResolveFenceposts`), with no surge: a surge pod needs a free GPU that a full
+#: pool does not have. One pod at a time would keep more capacity, but 16 pods with a 30-minute start-up budget
+#: would take 8 hours; a quarter keeps three quarters serving and bounds the rollout to at most 7 rounds.
+MAX_UNAVAILABLE_PERCENT = 25
+#: Pulling a multi-GB image and starting the container, before the startup probe's budget begins.
+IMAGE_PULL_MINUTES = 10
 
-    Its first pod may wait for a new bare-metal node (`gpuPool.provisionMinutes` until the GPUs are allocatable)
-    and then pull a multi-GB image: at least 45 min, and always 10 min more than the pool's provisioning time.
+
+def rollout_rounds(max_replicas: int) -> int:
+    """The most rounds of a rolling update at any replica count up to maxReplicas (the HPA decides which)."""
+    return max(math.ceil(r / max(1, r * MAX_UNAVAILABLE_PERCENT // 100)) for r in range(1, max_replicas + 1))
+
+
+def pod_start_minutes(w: WorkloadConfig) -> int:
+    """One round: the old pod's graceful stop frees its GPU, the new one pulls and starts, then its startup probe's
+    budget (`probes.startupMinutes`) runs out at the latest."""
+    startup = w.probes.startup_minutes if w.probes is not None else 0
+    return math.ceil(w.termination_grace_period_seconds / 60) + IMAGE_PULL_MINUTES + startup
+
+
+def rollout_timeouts(w: WorkloadConfig, provision_minutes: int) -> tuple[int, int]:
+    """Minutes `pulumi up` waits for the Deployment on create and on update (pulumi-kubernetes honours
+    `custom_timeouts`; its default of 10 minutes would fail while a GPU node boots).
+
+    Both may first wait for a new bare-metal node (`gpuPool.provisionMinutes`). Create starts every pod at once:
+    one round. Update replaces the pods round by round (`rollout_rounds`), so a timeout that ignores them reports a
+    failure while the rollout goes on.
     """
-    return max(45, provision_minutes + 10)
+    create = provision_minutes + pod_start_minutes(w)
+    return create, provision_minutes + rollout_rounds(w.max_replicas) * pod_start_minutes(w)
+
+
+def progress_deadline_seconds(w: WorkloadConfig, provision_minutes: int) -> int:
+    """The Deployment's own deadline without progress (Kubernetes' default 600 s): one round, a node included. A
+    pod that loads for 30 minutes would otherwise mark the rollout failed (ProgressDeadlineExceeded), which the
+    rollout alerts and `pulumi up` read as a failure."""
+    return (provision_minutes + pod_start_minutes(w)) * 60
+
+
+#: With `minReplicas: 0`, GPUs at or below this utilisation (% per GPU, over one pod's GPUs) count as idle: the GPU
+#: trigger is active only above it, so an idle pod's stray reading of 1 or 2 % does not keep the workload from ever
+#: reaching zero (a Prometheus trigger is active iff its value > activationThreshold, default 0: kedacore/keda
+#: v2.20.2 pkg/scalers/prometheus_scaler.go `GetMetricsAndActivity`). Busy GPUs stay active: scale-in to zero never
+#: stops a pod that is still working, whatever the wake trigger says.
+IDLE_GPU_UTILIZATION = 5
+
+
+def gpu_query(w: WorkloadConfig) -> str:
+    """The GPU trigger's query, as KEDA, the recording rules, the dashboards and the stack outputs show it: for a
+    workload that scales to zero, 0 instead of an empty result while it has no pod
+    (promql.zero_without_available_pods)."""
+    query = promql.gpu_utilization_query(w.name, w.namespace)
+    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
+
+
+def serving_query(w: WorkloadConfig, t: ServingTriggerConfig) -> str:
+    """A serving trigger's query over the workload's pods; 0 while a scale-to-zero workload has no pod."""
+    query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
+    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
 
 
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
-    return {
+    metadata = {
         "serverAddress": prometheus_url,
-        "query": promql.gpu_utilization_query(w.name, w.namespace),
+        "query": gpu_query(w),
         "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
         "ignoreNullValues": "false",
         "unsafeSsl": "false",
     }
+    if w.min_replicas == 0:
+        metadata["activationThreshold"] = promql.format_number(
+            promql.threshold_value(IDLE_GPU_UTILIZATION, w.gpus_per_pod)
+        )
+    return metadata
 
 
 def schedule_triggers(schedules: Sequence[ScheduleConfig]) -> list[dict[str, Any]]:
@@ -138,7 +198,9 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
     return spec
 
 
-def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, Any]:
+def deployment_spec(
+    w: WorkloadConfig, placement: PoolPlacement, provision_minutes: int = DEFAULT_PROVISION_MINUTES
+) -> dict[str, Any]:
     requests: dict[str, str] = {GPU_RESOURCE: str(w.gpus_per_pod)}
     if w.requests.cpu:
         requests["cpu"] = w.requests.cpu
@@ -160,8 +222,10 @@ def deployment_spec(w: WorkloadConfig, placement: PoolPlacement) -> dict[str, An
     return {
         # No `replicas`: KEDA's HPA owns the scale.
         "selector": {"matchLabels": selector(w)},
-        # A surge pod needs a free GPU that a full pool does not have: replace pods one by one instead.
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        # A surge pod needs a free GPU that a full pool does not have: replace a quarter at a time instead.
+        "strategy": {"type": "RollingUpdate",
+                     "rollingUpdate": {"maxSurge": 0, "maxUnavailable": f"{MAX_UNAVAILABLE_PERCENT}%"}},
+        "progressDeadlineSeconds": progress_deadline_seconds(w, provision_minutes),
         "template": {
             "metadata": {"labels": labels(w)},
             "spec": {
@@ -262,7 +326,7 @@ def serving_triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, A
             "metricType": "AverageValue",
             "metadata": {
                 "serverAddress": prometheus_url,
-                "query": promql.serving_metric_query(w.name, w.namespace, t.metric, t.window),
+                "query": serving_query(w, t),
                 "threshold": promql.format_number(t.threshold),
                 "ignoreNullValues": "false",
                 "unsafeSsl": "false",

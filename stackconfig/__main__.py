@@ -1,7 +1,8 @@
 """`python -m stackconfig <stack> [--dir DIR]`: check `Pulumi.<stack>.yaml` without Pulumi, credentials or network.
 
-Exit 0 when the stack file is valid, 2 when it is not (every problem listed with key, value and fix; YAML errors
-with file:line:column), so scripts and CI can tell a config mistake from a crash (exit 1).
+Exit 0 when the stack file is valid, i.e. `pulumi up` would accept it (secrets included: every `secrets:` key the
+stack refers to set, and set with `--secret`), 2 when it is not (every problem listed with key, value and fix; YAML
+errors with file:line:column), so scripts and CI can tell a config mistake from a crash (exit 1).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(this tool's own: {REPOSITORY})", file=sys.stderr)
         return CONFIG_ERROR
     try:
-        cfg = check_stack(project, args.stack)
+        cfg = check_stack(project, args.stack, require_secrets=True)
     except FileNotFoundError as exc:
         missing = Path(exc.filename or "").name
         fix = (f"give --dir the project folder (this tool's own: {REPOSITORY})" if missing == "Pulumi.yaml" else

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from stackconfig.values import Model, SecretKey
+from stackconfig.values import Model, SecretKey, ShortDuration, SlackChannel
 
 
 class WebhookReceiverConfig(Model):
@@ -13,7 +11,7 @@ class WebhookReceiverConfig(Model):
 
 class SlackReceiverConfig(Model):
     webhook_url_secret: SecretKey
-    channel: str = Field(min_length=2, pattern=r"^[#@]")
+    channel: SlackChannel
 
 
 class PagerDutyReceiverConfig(Model):
@@ -24,7 +22,7 @@ class HeartbeatConfig(Model):
     """The dead-man's switch: the always-firing Watchdog alert pings this URL every `interval`."""
 
     url_secret: SecretKey
-    interval: str = Field(default="1m", pattern=r"^\d+(s|m)$")
+    interval: ShortDuration = "1m"
 
 
 class AlertingConfig(Model):

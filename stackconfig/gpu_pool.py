@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
 
 from stackconfig import flavors
-from stackconfig.values import Cron, GcoreName, Labels, Model, Taints, TimeZone
+from stackconfig.values import Cron, GcoreName, Labels, Model, Taints, TimeZone, invalid
 from stacknames import GPU_RESOURCE, POOL_LABEL
 
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 DEFAULT_POOL_LABELS = {POOL_LABEL: "gpu"}
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
+#: Gcore: a new bare-metal GPU node takes "up to 20–25 minutes" until it is Ready, and its GPUs become allocatable
+#: 5–10 minutes later (Gcore docs, "Configure GPU autoscaling for Kubernetes",
+#: https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes).
+BARE_METAL_READY_MINUTES = 25
+GPUS_ALLOCATABLE_MINUTES = 10
+DEFAULT_PROVISION_MINUTES = BARE_METAL_READY_MINUTES + GPUS_ALLOCATABLE_MINUTES
+
+
+def _provision_minutes(value: int) -> int:
+    """The floor is the node's own boot, not a guess: `max-node-provision-time` is set from this value, and the
+    Cluster Autoscaler deletes a node that has not registered by then and backs the pool off (kubernetes/autoscaler
+    cluster-autoscaler/FAQ.md, `--max-node-provision-time`). Below Gcore's 25 minutes every bare-metal node that
+    takes the documented time would be deleted while it boots, and the pool would never grow."""
+    if value < BARE_METAL_READY_MINUTES:
+        raise invalid(
+            f"is shorter than a bare-metal GPU node takes to boot (Gcore: up to 20–25 minutes until Ready, GPUs "
+            f"allocatable {GPUS_ALLOCATABLE_MINUTES} minutes later); the autoscaler's max-node-provision-time is "
+            "set from it and would delete every node still booting, so the pool would never grow",
+            f"use at least {BARE_METAL_READY_MINUTES} (default {DEFAULT_PROVISION_MINUTES}), or remove the key",
+        )
+    return value
+
+
+ProvisionMinutes = Annotated[int, Field(le=120), AfterValidator(_provision_minutes)]
 
 
 class ScheduleConfig(Model):
@@ -51,7 +77,7 @@ class GpuPoolConfig(Model):
     labels: Labels = Field(default_factory=lambda: dict(DEFAULT_POOL_LABELS))
     taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
     #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
-    provision_minutes: int = Field(default=35, ge=5, le=120)
+    provision_minutes: ProvisionMinutes = DEFAULT_PROVISION_MINUTES
     #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
     accept_unlisted_flavor: bool = False
     #: Spare GPUs held by placeholder pods (issue 8); none by default.

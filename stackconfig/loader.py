@@ -12,16 +12,18 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
+from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
-from stackconfig.stack import KNOWN_KEYS, StackConfig
-from stackconfig.stackfile import full_key, namespace_problems, read_stack
+from stackconfig.secrets import plain_text_problems, unset_problems
+from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig, secret_config_keys
+from stackconfig.stackfile import KNOWN_NAMESPACES, full_key, namespace_problems, read_stack
 
 # --- removed keys ------------------------------------------------------------------------------
 
@@ -66,7 +68,19 @@ def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
 
 
 def _clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+    """pydantic's location without its validator names and the '[key]' it appends for a dict's key."""
+    return tuple(p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]")))
+
+
+def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
+    """The value at `loc`, or None when it is not there."""
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
 
 
 def _validate_what_validates(
@@ -88,7 +102,7 @@ def _validate_what_validates(
             return problems, StackConfig.model_validate(data), kept, dropped
         except ValidationError as exc:
             if round_ == 0:  # later rounds only see what the pruning caused (a dropped required key)
-                problems = from_validation_error(exc, KNOWN_KEYS)
+                problems = from_validation_error(exc, KNOWN_KEYS, required_keys=REQUIRED_KEYS)
             values: set[tuple[str | int, ...]] = set()
             items: set[tuple[str | int, ...]] = set()
             for err in exc.errors():
@@ -98,6 +112,10 @@ def _validate_what_validates(
                     if index is None:
                         return problems, None, kept, dropped
                     loc = loc[: index + 1]
+                if loc and isinstance(loc[-1], int) and not isinstance(_at(data, loc), dict):
+                    # An item of a list of plain values (command, args, a [low, high] range), or one that is not
+                    # there at all: the list itself is the bad value.
+                    loc = loc[: max(i for i, p in enumerate(loc) if not isinstance(p, int)) + 1]
                 if loc:
                     (items if isinstance(loc[-1], int) else values).add(loc)
             if not values and not items:
@@ -133,11 +151,14 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     problems = [*removed, *problems]
     if cfg is not None:
         for rule in RULES:
-            for problem in rule(cfg):
+            seen = Reads()
+            found = rule(reading(cfg, seen))
+            # What the rule read, with each list index as it stands in the stack file.
+            seen = Reads({_original_key(r, kept) for r in seen.values}, {_original_key(r, kept) for r in seen.lists})
+            for problem in found:
                 key = _original_key(problem.key, kept)
-                problem = Problem(key, problem.value, problem.message, problem.fix)
-                if not any(problem.key == d or problem.key.startswith((f"{d}.", f"{d}[")) for d in dropped):
-                    problems.append(problem)
+                if not any(seen.touches(d, key) or key == d or key.startswith((f"{d}.", f"{d}[")) for d in dropped):
+                    problems.append(Problem(key, problem.value, problem.message, problem.fix))
     if problems:
         raise ConfigError(problems)
     assert cfg is not None
@@ -157,22 +178,48 @@ def decode(value: Any) -> Any:
         return value
 
 
-def check_config(config: Mapping[str, Any], project: str, where: Mapping[str, str] | None = None) -> StackConfig:
-    """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once."""
+def check_config(
+    config: Mapping[str, Any],
+    project: str,
+    where: Mapping[str, str] | None = None,
+    file_problems: Sequence[Problem] = (),
+    secret_keys: Collection[str] | None = None,
+    require_secrets: bool = False,
+) -> StackConfig:
+    """Validate every `<namespace>:<key>` of a stack (values decoded); ConfigError lists every problem at once,
+    after `file_problems` (what the stack file itself has wrong around its config, stackconfig/stackfile.py).
+
+    With `secret_keys` (the full keys marked secret), a `secrets:` key or Gcore credential in plain text is refused;
+    with `require_secrets` too, so is every `secrets:<key>` the stack refers to but does not set
+    (stackconfig/secrets.py): what `pulumi up` needs, checked before anything is registered.
+    """
     config = {full_key(k, project): v for k, v in config.items()}
-    problems: list[Problem] = namespace_problems(config, project, where)
+    problems: list[Problem] = [*file_problems, *namespace_problems(config, project, where)]
+    if secret_keys is not None:
+        problems += plain_text_problems(config, {full_key(k, project) for k in secret_keys})
     prefix = f"{project}:"
     own = {k.removeprefix(prefix): decode(v) for k, v in config.items() if k.startswith(prefix)}
+    if any(key in own for key in (project, *KNOWN_NAMESPACES)):  # nested under a namespace: reported above
+        raise ConfigError(problems)
     try:
         cfg = load_stack_config(own)
     except ConfigError as exc:
         problems += exc.problems
+    else:
+        if require_secrets:
+            problems += unset_problems(secret_config_keys(cfg), config)
     if problems:
         raise ConfigError(problems)
     return cfg
 
 
-def check_stack(project_dir: Path, stack: str) -> StackConfig:
-    """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders)."""
+def check_stack(project_dir: Path, stack: str, require_secrets: bool = False) -> StackConfig:
+    """Check `Pulumi.<stack>.yaml` as `pulumi up` would see it (secure values stand in as placeholders).
+
+    Plain-text secrets are always refused; with `require_secrets`, so is every `secrets:` key the stack refers to
+    that the file does not set, unless the file imports an ESC environment (which may set it).
+    """
     source = read_stack(project_dir, stack)
-    return check_config(source.config(), source.project, source.positions())
+    return check_config(source.config(), source.project, source.positions(), source.file.problems,
+                        secret_keys=source.secret_keys(),
+                        require_secrets=require_secrets and not source.file.imports_environment)

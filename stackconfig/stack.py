@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any, get_args, get_origin
+
 from pydantic import Field
 
 from stackconfig.alerting import (
     AlertingConfig,
-    HeartbeatConfig,
-    PagerDutyReceiverConfig,
-    SlackReceiverConfig,
-    WebhookReceiverConfig,
 )
 from stackconfig.charts import ChartsConfig
-from stackconfig.cluster import ClusterConfig, ExistingClusterConfig
-from stackconfig.gpu_pool import GpuPoolConfig, HeadroomConfig, ScheduleConfig
+from stackconfig.cluster import ClusterConfig
+from stackconfig.gpu_pool import GpuPoolConfig
 from stackconfig.monitoring import MonitoringConfig
 from stackconfig.system_pool import SystemPoolConfig
 from stackconfig.values import Model
 from stackconfig.what_if import WhatIfConfig
 from stackconfig.workloads import (
-    ImagePullSecretConfig,
-    MetricsConfig,
-    ModelCacheConfig,
-    PortConfig,
-    ProbesConfig,
-    ResourcesConfig,
-    ServingTriggerConfig,
-    WakeTriggerConfig,
     WorkloadConfig,
 )
 
@@ -60,34 +51,36 @@ class StackConfig(Model):
         return max((w.gpus_per_pod for w in self.workloads), default=1)
 
 
-#: Accepted keys per section, for "did you mean" hints on typos.
-KNOWN_KEYS: dict[str, list[str]] = {
-    "": StackConfig.keys(),
-    "cluster": ClusterConfig.keys(),
-    "cluster.existing": ExistingClusterConfig.keys(),
-    "gpuPool": GpuPoolConfig.keys(),
-    "systemPool": SystemPoolConfig.keys(),
-    "charts": ChartsConfig.keys(),
-    "monitoring": MonitoringConfig.keys(),
-    "workloads[]": WorkloadConfig.keys(),
-    "workloads[].wakeTrigger": WakeTriggerConfig.keys(),
-    "workloads[].requests": ResourcesConfig.keys(),
-    "workloads[].schedules[]": ScheduleConfig.keys(),
-    "gpuPool.headroom": HeadroomConfig.keys(),
-    "gpuPool.headroom.schedules[]": ScheduleConfig.keys(),
-    # serving (issue 10)
-    "workloads[].ports[]": PortConfig.keys(),
-    "workloads[].probes": ProbesConfig.keys(),
-    "workloads[].imagePullSecret": ImagePullSecretConfig.keys(),
-    "workloads[].modelCache": ModelCacheConfig.keys(),
-    "workloads[].metrics": MetricsConfig.keys(),
-    "workloads[].triggers[]": ServingTriggerConfig.keys(),
-    "alerting": AlertingConfig.keys(),
-    "alerting.webhook": WebhookReceiverConfig.keys(),
-    "alerting.slack": SlackReceiverConfig.keys(),
-    "alerting.pagerduty": PagerDutyReceiverConfig.keys(),
-    "alerting.heartbeat": HeartbeatConfig.keys(),
-    "whatIf": WhatIfConfig.keys(),
+def model_fields_within(annotation: Any) -> Iterator[tuple[type[Model], bool]]:
+    """The config models inside a field's type, each with whether it is a list's item (`list[X] | None` -> X)."""
+    origin = get_origin(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, Model):
+        yield annotation, False
+    elif origin in (list, tuple):
+        for arg in get_args(annotation):
+            yield from ((m, True) for m, _ in model_fields_within(arg))
+    elif origin is not None:  # Union, Optional, Annotated
+        for arg in get_args(annotation):
+            yield from model_fields_within(arg)
+
+
+def _sections(model: type[Model], path: str = "") -> Iterator[tuple[str, type[Model]]]:
+    yield path, model
+    for name, info in model.model_fields.items():
+        alias = info.alias or name
+        for inner, is_item in model_fields_within(info.annotation):
+            child = f"{path}.{alias}" if path else alias
+            yield from _sections(inner, f"{child}[]" if is_item else child)
+
+
+#: Every section of a stack file by its path pattern (list items as `[]`), walked from the models themselves, so a
+#: new section is covered by the hints below and by the message sweep (tests/test_config_messages.py).
+SECTIONS: dict[str, type[Model]] = dict(_sections(StackConfig))
+#: Accepted keys per section, for "did you mean" hints on typos and for what a section should hold.
+KNOWN_KEYS: dict[str, list[str]] = {path: model.keys() for path, model in SECTIONS.items()}
+#: The keys a section cannot do without, for the fix of a section that is missing.
+REQUIRED_KEYS: dict[str, list[str]] = {
+    path: [f.alias or n for n, f in model.model_fields.items() if f.is_required()] for path, model in SECTIONS.items()
 }
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from stackconfig.errors import ConfigError, Problem
+from stackconfig.errors import ConfigError, Problem, Shown
 from stacknames import SECRETS_NAMESPACE
 
 #: Namespaces besides the project's that this program (or Pulumi itself) reads: the Gcore provider's token and
@@ -49,6 +49,10 @@ GCORE_KEYS = (
 )
 
 
+#: The top-level keys of a Pulumi stack file (pulumi/pulumi sdk/go/common/workspace/project.go `ProjectStack`:
+#: secrets provider, its encrypted key and salt, the config, and the ESC environments it imports).
+STACK_FILE_KEYS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
+
 #: What an offline reader gives a `secure:` value it cannot decrypt (no credentials, no passphrase).
 SECRET_PLACEHOLDER = "offline-placeholder-secret"
 
@@ -66,6 +70,10 @@ class StackFile:
     #: 1-based (line, column) of each key under `config:`.
     positions: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     secure_keys: tuple[str, ...] = ()
+    #: What is wrong around `config:` that does not stop the rest from being checked (an unknown top-level key).
+    problems: tuple[Problem, ...] = ()
+    #: The file imports ESC environments (`environment:`), which may set keys the file itself does not.
+    imports_environment: bool = False
 
     def where(self, key: str) -> str:
         """`Pulumi.dev.yaml:5:3` for a config key, or just the file name."""
@@ -142,7 +150,11 @@ def _parse(path: Path, text: str) -> StackFile:
     if not isinstance(data, Mapping):
         raise StackFileError([Problem(path.name, _plain(data), "is not a mapping of top-level keys",
                                       "start the file with 'config:' and the keys under it")])
-    config = data.get("config") or {}
+    problems = _top_level_problems(path, data)
+    if "config" not in data and problems:
+        raise StackFileError(problems)  # nothing under `config:`: every rule would only judge the defaults
+    config = data.get("config")
+    config = {} if config is None else config
     if not isinstance(config, Mapping):
         raise StackFileError([Problem(f"{path.name}: config", _plain(config), "is not a mapping of keys",
                                       "put one 'namespace:key: value' per line under 'config:'")])
@@ -153,7 +165,43 @@ def _parse(path: Path, text: str) -> StackFile:
             line, column = lc.key(key)
             positions[str(key)] = (line + 1, column + 1)
     secure = tuple(str(k) for k, v in config.items() if isinstance(v, Mapping) and set(v) == {"secure"})
-    return StackFile(path, _plain(config), positions, secure)
+    return StackFile(path, _plain(config), positions, secure, tuple(problems), "environment" in data)
+
+
+def _top_level_problems(path: Path, data: Mapping[Any, Any]) -> list[Problem]:
+    """Top-level keys a Pulumi stack file does not have (the CLI reads only STACK_FILE_KEYS and ignores the rest).
+
+    Without a `config:` line every key is one of these: the stack's keys at the top level (`gpu-autoscaling:cluster:`
+    not indented), or `config:` misspelled (`confg:`). Either way the program would see no config at all and report
+    only that `cluster` is missing.
+    """
+    lc = getattr(data, "lc", None)
+    out = []
+    if not any(key in data for key in ("config", "environment")) and all(key in STACK_FILE_KEYS for key in data):
+        shown = Shown("(empty file)") if not data else Shown(f"(only {', '.join(map(str, data))})")
+        return [Problem(path.name, shown, "has no 'config:' section (and imports no ESC environment)",
+                        "add a line 'config:' with the stack's keys indented under it, as in the README's minimal "
+                        "stack file")]
+    for key in data:
+        if key in STACK_FILE_KEYS:
+            continue
+        where = path.name
+        if lc is not None:
+            line, column = lc.key(key)
+            where = f"{path.name}:{line + 1}:{column + 1}"
+        guess = difflib.get_close_matches(str(key), STACK_FILE_KEYS, n=1, cutoff=0.6)
+        if guess:
+            fix = f"did you mean '{guess[0]}:'? A stack file's top-level keys are {', '.join(STACK_FILE_KEYS)}"
+        elif "config" not in data:
+            fix = ("put a line 'config:' first and indent this key and the stack's other keys under it (two spaces), "
+                   "as in the README's minimal stack file")
+        else:
+            fix = (f"move it under 'config:' (as '<namespace>:{key}') or delete it; a stack file's top-level keys "
+                   f"are {', '.join(STACK_FILE_KEYS)}")
+        message = ("is at the top level of the stack file, where the Pulumi CLI reads no config" if "config" not in data
+                   else "is not a top-level key of a Pulumi stack file: the CLI ignores it")
+        out.append(Problem(where, str(key), message, fix))
+    return out
 
 
 def project_name(project_dir: Path) -> str:
@@ -222,6 +270,13 @@ def namespace_problems(keys: Iterable[str], project: str, where: Mapping[str, st
     for full in keys:
         namespace, sep, key = full.partition(":")
         position = f" ({where[full]})" if where and full in where else ""
+        if key in allowed and namespace == project:  # `gpu-autoscaling:` with the keys nested under it
+            out.append(Problem(full.removeprefix(f"{project}:"), Shown(f"({key}: with keys under it)"),
+                               f"nests keys under the namespace{position}, but Pulumi config keys are flat "
+                               f"'<namespace>:<key>' entries, so nothing under it would be read",
+                               f"write each key directly under 'config:' as '{key}:<key>:'"
+                               + (f", e.g. '{key}:cluster:'" if key == project else "")))
+            continue
         if namespace == "gcore" and key not in GCORE_KEYS:
             guess = difflib.get_close_matches(key, GCORE_KEYS, n=1, cutoff=0.6)
             hint = f"did you mean 'gcore:{guess[0]}'? " if guess else ""

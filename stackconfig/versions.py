@@ -62,6 +62,9 @@ KEDA_K8S: dict[tuple[int, int], tuple[int, int]] = {
 #: Majors before 79 shipped the `prom-operator` Grafana default password and are not offered.
 KUBE_PROMETHEUS_STACK_MIN_K8S: dict[int, int] = {major: 25 for major in range(79, 89)}
 
+#: busybox for kube-prometheus-stack's CRD upgrade job (its init container unpacks the CRDs; the chart's default
+#: tag is `latest`). The job's kubectl image follows the cluster's own version (the chart's default tag).
+CRD_UPGRADE_BUSYBOX_TAG = "1.37.0"
 #: The headroom placeholders' container: Kubernetes' `pause` image (does nothing, ~300 KB, runs as 65535),
 #: as the cluster-autoscaler FAQ's overprovisioning example uses it. Pinned by the multi-arch index digest of
 #: registry.k8s.io/pause:3.10 so every node runs the same bytes.

@@ -22,6 +22,7 @@ class WhatIfConfig(Model):
     #: Wall-clock time of the trace's first row, for cron windows (ISO 8601 with offset).
     start: str = "2026-01-05T00:00:00+00:00"
     pod_start_seconds: int = Field(default=180, ge=0, le=7200)
-    node_ready_minutes: tuple[float, float] = (20, 25)
-    gpu_ready_minutes: tuple[float, float] = (5, 10)
+    # A YAML list is what a stack file can write: not strict about the tuple type.
+    node_ready_minutes: tuple[float, float] = Field(default=(20, 25), strict=False)
+    gpu_ready_minutes: tuple[float, float] = Field(default=(5, 10), strict=False)
     seed: int = 1

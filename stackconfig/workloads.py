@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -13,6 +13,7 @@ from stackconfig.values import (
     DnsLabel,
     Env,
     EnvName,
+    HttpPath,
     Image,
     MemoryQuantity,
     MetricName,
@@ -20,13 +21,12 @@ from stackconfig.values import (
     Percent,
     PortName,
     Quantity,
+    RegistryHost,
     SecretKey,
+    ShortDuration,
+    WorkloadName,
 )
 from stacknames import DEFAULT_WORKLOAD_NAMESPACE
-
-#: Pod names are `<deployment>-<hash up to 10>-<5>`, truncated by Kubernetes at 58+5 chars; a name of at
-#: most 40 keeps every pod name whole, so the query's pod regex matches all of the workload's pods.
-WORKLOAD_NAME_MAX = 40
 
 
 class WakeTriggerConfig(Model):
@@ -53,7 +53,7 @@ class ProbesConfig(Model):
     #: Name of one of the workload's `ports`.
     port: PortName
     #: Readiness and liveness path (vLLM: /health).
-    path: str = Field(default="/health", pattern=r"^/")
+    path: HttpPath = "/health"
     #: How long loading may take before the container is restarted: a 16 GB model from a cold cache, a
     #: CUDA-graph capture and a torch.compile take minutes.
     startup_minutes: int = Field(default=30, ge=1, le=120)
@@ -65,7 +65,7 @@ class ProbesConfig(Model):
 class ImagePullSecretConfig(Model):
     """Credentials for a private registry; the password (or token) comes from secret config."""
 
-    server: str = Field(min_length=1, pattern=r"^[a-z0-9.-]+(:\d+)?$")
+    server: RegistryHost
     username: str = Field(min_length=1)
     password_secret: SecretKey
 
@@ -93,8 +93,8 @@ class MetricsConfig(Model):
     """The workload's own Prometheus endpoint, scraped through a PodMonitor."""
 
     port: PortName
-    path: str = Field(default="/metrics", pattern=r"^/")
-    interval: str = Field(default="15s", pattern=r"^\d+(s|m)$")
+    path: HttpPath = "/metrics"
+    interval: ShortDuration = "15s"
 
 
 class ServingTriggerConfig(Model):
@@ -104,7 +104,7 @@ class ServingTriggerConfig(Model):
     metric: MetricName
     #: Target value per replica (AverageValue), e.g. 5 waiting requests per pod.
     threshold: float = Field(gt=0)
-    window: str = Field(default="1m", pattern=r"^\d+(s|m)$")
+    window: ShortDuration = "1m"
 
 
 class ResourcesConfig(Model):
@@ -115,7 +115,7 @@ class ResourcesConfig(Model):
 class WorkloadConfig(Model):
     """A GPU Deployment scaled by KEDA on its GPUs' utilisation."""
 
-    name: Annotated[DnsLabel, Field(max_length=WORKLOAD_NAME_MAX)]
+    name: WorkloadName
     namespace: DnsLabel = DEFAULT_WORKLOAD_NAMESPACE
     image: Image
     command: list[str] = Field(default_factory=list)

@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from offline.engine import Recording, ensure_gcore_sdk, record_stack  # noqa: E402
+from stacknames import CLUSTER_COMPONENT  # noqa: E402
 
 ensure_gcore_sdk()
 
@@ -46,8 +47,13 @@ def record() -> Callable[..., Recording]:
     return run
 
 
+#: The cluster's component and its children: fixed names, whatever the stack calls its cluster (issue 17).
+CLUSTER_RESOURCE = f"{CLUSTER_COMPONENT}-cluster"
+PROVIDER_RESOURCE = f"{CLUSTER_COMPONENT}-provider"
+
+
 def cluster_name(rec: Recording) -> str:
-    """The Gcore cluster name the stack file sets (the component's name and its children's prefix)."""
+    """The Gcore cluster name the stack file sets (the cluster's `name` input, not any resource's name)."""
     stack_file = ROOT / f"Pulumi.{rec.stack}.yaml"
     return yaml.safe_load(stack_file.read_text())["config"]["gpu-autoscaling:cluster"]["name"]
 

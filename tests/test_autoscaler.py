@@ -37,7 +37,7 @@ def test_nodes_outlive_the_longest_scale_down_window() -> None:
 
 def test_fresh_nodes_are_not_judged_before_their_gpus_appear() -> None:
     assert derived([workload()])["scale-down-delay-after-add"] == "17m"
-    assert derived([workload()], provisionMinutes=20)["scale-down-delay-after-add"] == "15m"
+    assert derived([workload()], provisionMinutes=25)["scale-down-delay-after-add"] == "15m"
 
 
 def test_explicit_flags_win() -> None:

@@ -4,7 +4,7 @@ The keys are walked from the pydantic models (stackconfig/stack.py), so a new ke
 `test_every_config_key_is_covered`. Each entry gives a context (project keys set on top of the dev stack, to
 reach the case where the key matters) and the change of that one key to another valid value; WHERE names the
 paths of the plan (offline/plan.py `build_plan`, what a reviewer diffs) that change must reach, e.g.
-`gpu-dev-cluster.inputs.pools[gpu].maxNodeCount` for `gpuPool.maxNodes`: a key wired to the wrong input, or to
+`gpu-cluster.inputs.pools[gpu].maxNodeCount` for `gpuPool.maxNodes`: a key wired to the wrong input, or to
 none, fails. Keys whose effect is inside a secret are compared on what the engine receives. Keys that by design
 change only what validation accepts are listed in VALIDATION_ONLY with the reason.
 """
@@ -240,7 +240,7 @@ CHANGES: dict[str, Change] = {
 
 #: Where each key must reach: `<resource>.inputs.<path>` in the plan (secrets included, for the keys in
 #: INSIDE_SECRETS); list items by name where they have one, `:` into a document held in a string.
-CLUSTER = "gpu-dev-cluster.inputs"
+CLUSTER = "gpu-cluster.inputs"
 POD = "inference-deployment.inputs.spec.template.spec"
 CONTAINER = f"{POD}.containers[inference]"
 SCALED = "inference-scaledobject.inputs.spec"
@@ -273,7 +273,7 @@ WHERE: dict[str, tuple[str, ...]] = {
     "cluster.autoscaler": (f"{CLUSTER}.autoscalerConfig.scan-interval",),
     "cluster.cni": (f"{CLUSTER}.cni.provider",),
     "cluster.keypair": (f"{CLUSTER}.keypair",),
-    "cluster.name": ("gpu-dev2-cluster", "gpu-dev2-provider",),
+    "cluster.name": (f"{CLUSTER}.name",),
     "cluster.network": (f"{CLUSTER}.fixedNetwork",),
     "cluster.projectId": (f"{CLUSTER}.projectId",),
     "cluster.projectName": (f"{CLUSTER}.projectName",),
@@ -320,15 +320,15 @@ WHERE: dict[str, tuple[str, ...]] = {
     "monitoring.queryUrl": (f"{SCALED}.triggers[gpu-utilization].metadata.serverAddress",),
     "charts.mirror": tuple(f"{r}-release.inputs.repositoryOpts.repo" for r in ("gpu-operator", "keda", "monitoring")),
     # Into a cluster made elsewhere: no Gcore cluster (the plan redacts the kubeconfig, which is secret either way).
-    "cluster.existing": ("gpu-dev-cluster", "gpu-dev.type"),
-    "cluster.existing.kubeconfigSecret": ("gpu-dev-provider.inputs.kubeconfig",),
+    "cluster.existing": ("gpu-cluster", "gpu.type"),
+    "cluster.existing.kubeconfigSecret": ("gpu-provider.inputs.kubeconfig",),
     # The kubeconfig then comes from the referenced stack's output: the provider depends on the reference.
-    "cluster.existing.stackReference": ("gpu-dev-provider.propertyDependencies",),
+    "cluster.existing.stackReference": ("gpu-provider.propertyDependencies",),
     "monitoring.storageClass": (
         "monitoring-release.inputs.values.prometheus.prometheusSpec.storageSpec.volumeClaimTemplate.spec.storageClassName",
     ),
     "monitoring.storageSize": ("monitoring-release.inputs.values.prometheus.prometheusSpec.storageSpec",),
-    "protect": ("gpu-dev-cluster.options.protect",),
+    "protect": ("gpu-cluster.options.protect",),
     "systemPool.bootVolumeSize": (f"{CLUSTER}.pools[system].bootVolumeSize",),
     "systemPool.bootVolumeType": (f"{CLUSTER}.pools[system].bootVolumeType",),
     "systemPool.enabled": (f"{CLUSTER}.pools[system]",),

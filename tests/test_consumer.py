@@ -174,7 +174,7 @@ def test_the_workload_is_validated_by_the_platforms_model(platform: ReferencedSt
         run(platform, into=partial, image="registry.example.com/reranker:latest", gpusPerpod=2)
 
     message = str(exc.value)
-    assert "workload.image: 'registry.example.com/reranker:latest' is invalid: the image is tagged 'latest'" in message
+    assert "workload.image: 'registry.example.com/reranker:latest' is tagged 'latest'" in message
     assert "workload.gpusPerpod: 2 is not a known key" in message and "did you mean 'gpusPerPod'?" in message
     assert partial.resources == []
 

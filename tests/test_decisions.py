@@ -16,6 +16,7 @@ from capacity.settings import Behavior, SimSettings
 from capacity.state import ClusterState
 from offline.engine import Recording, Secret
 from stackconfig import ConfigError, load_stack_config
+from tests.conftest import PROVIDER_RESOURCE
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
 
@@ -41,11 +42,12 @@ def spec_of(rec: Recording, name: str, kind: str) -> dict[str, Any]:
     return rec.get(f"{name}-{kind}").inputs["spec"]
 
 
-def test_rollouts_replace_gpu_pods_one_by_one(rec: Recording) -> None:
-    """README: `maxSurge: 0`, `maxUnavailable: 1`: a surge pod needs a free GPU a full pool does not have."""
+def test_rollouts_replace_a_quarter_of_the_gpu_pods_at_a_time(rec: Recording) -> None:
+    """docs/design.md: `maxSurge: 0` (a surge pod needs a free GPU a full pool does not have), `maxUnavailable: 25%`
+    (three quarters keep serving, and a rollout of 16 slow pods takes 7 rounds, not 16); drains stay one by one."""
     for name in WORKLOADS[rec.stack]:
         assert spec_of(rec, name, "deployment")["strategy"] == {
-            "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "25%"},
         }
         assert spec_of(rec, name, "pdb") == {
             "maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
@@ -174,7 +176,7 @@ def test_grafana_admin_password_is_generated_and_secret(rec: Recording) -> None:
 
 def test_the_kubernetes_provider_applies_server_side(rec: Recording) -> None:
     """Server-side apply: field ownership, so KEDA's HPA and Helm's own fields are not overwritten."""
-    provider = rec.get(f"{rec.outputs['clusterName']}-provider", "pulumi:providers:kubernetes")
+    provider = rec.get(PROVIDER_RESOURCE, "pulumi:providers:kubernetes")
     assert provider.inputs["enableServerSideApply"] == "true"
 
 
@@ -203,7 +205,7 @@ def test_bad_label_values_are_refused(value: str) -> None:
         load_stack_config({"cluster": CLUSTER, "gpuPool": {"labels": labels}})
     (problem,) = err.value.problems
     assert problem.key == "gpuPool.labels" and problem.value == labels
-    assert f"label value {value!r} (key 'platform.gcore-gpu/pool') is not a valid Kubernetes label value" in (
+    assert f"label value {value!r} (key 'platform.gcore-gpu/pool'), which is not a valid Kubernetes label value" in (
         problem.message
     )
     assert problem.fix == "use ≤ 63 chars of [A-Za-z0-9-_.], starting and ending alphanumeric"
@@ -223,6 +225,7 @@ def test_keda_exposes_operator_metrics_and_leaves_scraping_to_our_service_monito
             "operator": {"enabled": True, "serviceMonitor": {"enabled": False}},
             "metricServer": {"enabled": True, "serviceMonitor": {"enabled": False}},
         },
+        "crds": {"additionalAnnotations": {"helm.sh/resource-policy": "keep"}},
     }
     monitor = rec.get("monitoring-keda-operator-monitor", "kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
     assert monitor.inputs["spec"]["namespaceSelector"] == {"matchNames": ["keda"]}

@@ -117,15 +117,15 @@ def portal() -> Recording:
 def test_nothing_of_the_cluster_is_created(portal: Recording) -> None:
     assert not [r for r in portal.resources if r.type.startswith("gcore:")]
     assert not portal.invokes
-    assert portal.get("gpu-portal", "gpu-platform:cluster:ExistingCluster")
+    assert portal.get("gpu", "gpu-platform:cluster:ExistingCluster")
 
 
 def test_the_provider_takes_the_secret_kubeconfig_and_everything_else_uses_it(portal: Recording) -> None:
-    provider = portal.get("gpu-portal-provider", "pulumi:providers:kubernetes")
+    provider = portal.get("gpu-provider", "pulumi:providers:kubernetes")
     assert isinstance(provider.inputs["kubeconfig"], Secret)
     assert provider.inputs["enableServerSideApply"] == "true"
     in_cluster = [r for r in portal.resources if r.type.startswith("kubernetes:")]
-    assert in_cluster and {r.provider_name for r in in_cluster} == {"gpu-portal-provider"}
+    assert in_cluster and {r.provider_name for r in in_cluster} == {"gpu-provider"}
 
 
 def test_the_outputs_describe_the_existing_cluster(portal: Recording) -> None:
@@ -140,7 +140,7 @@ def test_a_stack_reference_gives_the_kubeconfig_and_it_stays_secret() -> None:
     overrides = {**DEV_EXISTING, "cluster": {**EXISTING["cluster"], "existing": {"stackReference": ref}}}
     rec = record_stack("dev", overrides, stack_references={
         ref: ReferencedStack({"kubeconfig": MOCK_KUBECONFIG}, frozenset({"kubeconfig"}))})
-    provider = rec.get("gpu-portal-provider", "pulumi:providers:kubernetes")
+    provider = rec.get("gpu-provider", "pulumi:providers:kubernetes")
     assert isinstance(provider.inputs["kubeconfig"], Secret) and provider.inputs["kubeconfig"].value == MOCK_KUBECONFIG
     # A StackReference is read, not registered: the provider's kubeconfig depends on it.
     (dependency,) = provider.property_dependencies["kubeconfig"]

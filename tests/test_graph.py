@@ -8,7 +8,7 @@ import pytest
 
 from offline.engine import RecordedResource, Recording, Secret
 from renderers import promql
-from tests.conftest import cluster_name
+from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
 
 COMPONENT_PREFIX = "gpu-platform:"
 RELEASES = ("gpu-operator-release", "keda-release", "monitoring-release")
@@ -57,7 +57,7 @@ def test_component_types(rec: Recording) -> None:
 
 
 def test_every_kubernetes_resource_goes_through_the_cluster_provider(rec: Recording) -> None:
-    provider = f"{cluster_name(rec)}-provider"
+    provider = PROVIDER_RESOURCE
     k8s_resources = [r for r in rec.resources if r.type.startswith("kubernetes:")]
     assert len(k8s_resources) >= 10
     for res in k8s_resources:
@@ -66,7 +66,7 @@ def test_every_kubernetes_resource_goes_through_the_cluster_provider(rec: Record
 
 def test_provider_reads_the_secret_kubeconfig_of_the_cluster(rec: Recording) -> None:
     name = cluster_name(rec)
-    provider, cluster = rec.get(f"{name}-provider"), rec.get(f"{name}-cluster")
+    provider, cluster = rec.get(PROVIDER_RESOURCE), rec.get(CLUSTER_RESOURCE)
     assert provider.type == "pulumi:providers:kubernetes"
     assert isinstance(provider.inputs["kubeconfig"], Secret)
     assert cluster.urn in provider.property_dependencies["kubeconfig"]
@@ -76,7 +76,7 @@ def test_provider_reads_the_secret_kubeconfig_of_the_cluster(rec: Recording) -> 
 
 
 def test_cluster_options_and_pools(rec: Recording) -> None:
-    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
+    cluster = rec.get(CLUSTER_RESOURCE, "gcore:index/k8sv2:K8sv2")
     assert cluster.options["protect"] is (rec.stack == "prod")
     assert cluster.options["deleteBeforeReplace"] is True
     # The bridge ignores customTimeouts for this provider: the resource's own `timeouts` input carries them.
@@ -128,7 +128,7 @@ def test_scaled_objects_depend_on_keda_and_what_their_query_reads(rec: Recording
 
 
 def test_deployments_leave_replicas_to_keda_and_request_gpus(rec: Recording) -> None:
-    cluster = rec.get(f"{cluster_name(rec)}-cluster")
+    cluster = rec.get(CLUSTER_RESOURCE)
     pool = cluster.inputs["pools"][0]
     for name in workloads(rec):
         spec = rec.get(f"{name}-deployment").inputs["spec"]
@@ -197,7 +197,7 @@ def test_nothing_is_exposed_outside_the_cluster(rec: Recording) -> None:
         assert values[part]["ingress"]["enabled"] is False
     assert values["prometheus"]["service"]["type"] == "ClusterIP"
     assert values["alertmanager"]["service"]["type"] == "ClusterIP"
-    cluster = rec.get(f"{cluster_name(rec)}-cluster")
+    cluster = rec.get(CLUSTER_RESOURCE)
     assert all(pool["isPublicIpv4"] is False for pool in cluster.inputs["pools"])
 
 

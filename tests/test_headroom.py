@@ -29,7 +29,7 @@ from stackconfig import flavors
 from stackconfig.versions import PAUSE_IMAGE
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
 from tests.chart_cache import crd as chart_crd
-from tests.conftest import cluster_name
+from tests.conftest import CLUSTER_RESOURCE
 
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -69,7 +69,7 @@ def classes(rec: Recording) -> dict[str, Mapping[str, Any]]:
 
 
 def gpu_pool(rec: Recording) -> dict[str, Any]:
-    return rec.get(f"{cluster_name(rec)}-cluster").inputs["pools"][0]
+    return rec.get(CLUSTER_RESOURCE).inputs["pools"][0]
 
 
 def placeholder(rec: Recording) -> RecordedResource:
@@ -111,7 +111,7 @@ def test_priority_classes_rank_placeholders_between_the_cutoff_and_the_workloads
 
 
 def gpu_pool_flags(rec: Recording) -> dict[str, str]:
-    return rec.get(f"{cluster_name(rec)}-cluster").inputs["autoscalerConfig"]
+    return rec.get(CLUSTER_RESOURCE).inputs["autoscalerConfig"]
 
 
 def test_cutoff_is_rendered_only_with_headroom(recordings: dict[str, Recording], dev_headroom: Recording) -> None:

@@ -87,7 +87,7 @@ RULES = [
     pytest.param(with_headroom({"gpus": 0}),
                  ["gpuPool.headroom.gpus: 0 holds no GPUs and has no schedules", "remove gpuPool.headroom"],
                  id="empty-headroom"),
-    pytest.param(with_headroom({"gpus": -1}), ["gpuPool.headroom.gpus: -1 is invalid"], id="negative"),
+    pytest.param(with_headroom({"gpus": -1}), ["gpuPool.headroom.gpus: -1 must be at least 0"], id="negative"),
     pytest.param(with_headroom({"gpus": 3, "podGpus": 2}),
                  ["gpuPool.headroom.gpus: 3 is not a whole number of placeholder pods of 2 GPU(s)",
                   "Fix: use 4 or 2"], id="partial-pod"),
@@ -118,16 +118,17 @@ RULES = [
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "start": "0 25 * * *"}]}),
                  ["workloads[0].schedules[0].start", "is out of range"], id="hour-25"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "end": "0 18 L * *"}]}),
-                 ["workloads[0].schedules[0].end", "field 'L' is not standard cron"], id="croniter-extension"),
+                 ["workloads[0].schedules[0].end", "field 'L', which is not standard cron"], id="croniter-extension"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "timezone": "Europe/Atlantis"}]}),
-                 ["workloads[0].schedules[0].timezone: 'Europe/Atlantis' is invalid: is not a time zone name of "
+                 ["workloads[0].schedules[0].timezone: 'Europe/Atlantis' is not a time zone name of "
                   "the IANA database"], id="timezone"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "minReplicas": 9}]}),
                  ["workloads[0].schedules[0].minReplicas: 9 is greater than the workload's maxReplicas (8)"],
                  id="window-above-max-replicas"),
     pytest.param(config(**{"workloads.0.schedules": [{**WINDOW, "minReplicas": 0}]}),
-                 ["workloads[0].schedules[0].minReplicas: 0 is invalid"], id="window-of-zero"),
-    pytest.param(config(**{"gpuPool.pricePerGpuHour": 0}), ["gpuPool.pricePerGpuHour: 0 is invalid"], id="price"),
+                 ["workloads[0].schedules[0].minReplicas: 0 must be at least 1"], id="window-of-zero"),
+    pytest.param(config(**{"gpuPool.pricePerGpuHour": 0}), ["gpuPool.pricePerGpuHour: 0 must be greater than 0"],
+                 id="price"),
 ]
 
 

@@ -66,7 +66,7 @@ def graph(headroom_value: int = -10, workload_class: str | None = "gpu-workload"
     if cutoff is not None:
         c["autoscalerConfig"] = {"expendable-pods-priority-cutoff": cutoff}
     return [
-        (CLUSTER, "gpu-prod-cluster", c),
+        (CLUSTER, "gpu-cluster", c),
         (PC, "workload-priority-class", priority_class("gpu-workload", 0)),
         (PC, "headroom-priority", priority_class("gpu-headroom", headroom_value)),
         (DEPLOYMENT, "inference-deployment", workload(workload_class)),

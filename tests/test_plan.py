@@ -24,7 +24,8 @@ from delivery import guard
 from offline import plan as offline_plan
 from offline.engine import MOCK_KUBECONFIG, ROOT, Recording
 from offline.plan import REDACTED, build_plan, plan_stack, render_mermaid, render_yaml
-from tests.conftest import cluster_name
+from stacknames import CLUSTER_COMPONENT
+from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
 
 DASHBOARD = "kubernetes:core/v1:ConfigMap::monitoring-dashboard-gpu-autoscaling"
 RULES = "kubernetes:monitoring.coreos.com/v1:PrometheusRule::monitoring-gpu-rules"
@@ -42,11 +43,11 @@ def stack_config(stack: str, key: str, default: Any = None) -> Any:
 
 
 def cluster_ref(rec: Recording) -> str:
-    return f"gcore:index/k8sv2:K8sv2::{cluster_name(rec)}-cluster"
+    return f"gcore:index/k8sv2:K8sv2::{CLUSTER_RESOURCE}"
 
 
 def provider_ref(rec: Recording) -> str:
-    return f"pulumi:providers:kubernetes::{cluster_name(rec)}-provider"
+    return f"pulumi:providers:kubernetes::{PROVIDER_RESOURCE}"
 
 
 def owners(text: str) -> list[str]:
@@ -120,11 +121,15 @@ def test_plan_records_the_options_that_matter(rec: Recording) -> None:
     deployments = [r for r in by_ref.values() if r["type"] == "kubernetes:apps/v1:Deployment"
                    and r["inputs"]["metadata"]["name"] in workloads]
     assert len(deployments) == len(workloads)
-    assert all(d["options"]["customTimeouts"] == {"create": "45m", "update": "45m"} for d in deployments)
+    # create: a node and one round; update: every round of the rollout (tests/test_timeouts.py has the numbers)
+    assert all(int(d["options"]["customTimeouts"]["update"][:-1]) > int(d["options"]["customTimeouts"]["create"][:-1])
+               > 45 for d in deployments)
     assert cluster.get("protect", False) is stack_config(rec.stack, "protect", False)
     secret = by_ref["kubernetes:core/v1:Secret::monitoring-grafana-admin"]["options"]
     assert secret["additionalSecretOutputs"] == ["data", "stringData"]
-    assert "options" not in by_ref["kubernetes:core/v1:Namespace::keda-ns"]  # defaults are left out
+    # defaults are left out; what runs in the cluster is deleted with it
+    assert by_ref["kubernetes:core/v1:Namespace::keda-ns"]["options"] == {"deletedWith": cluster_ref(rec)}
+    assert "deletedWith" not in by_ref["pulumi:index:Stash::monitoring-grafana-password"]["options"]
 
 
 def test_plan_yaml_round_trips_and_keeps_multiline_strings_as_blocks(rec: Recording) -> None:
@@ -200,7 +205,7 @@ def test_unknown_stack_and_invalid_config_exit_non_zero(monkeypatch: pytest.Monk
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert offline_plan.main(["dev", "--out", "-"]) == 2
-    assert "cluster: None is required but missing" in err.getvalue()
+    assert "cluster: (not set) is required" in err.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -215,7 +220,7 @@ def test_raising_max_nodes_changes_the_pool_limit_its_outputs_and_what_is_derive
 
     changes = changed_lines(base, head)
 
-    cluster = "gcore:index/k8sv2:K8sv2::gpu-dev-cluster"
+    cluster = "gcore:index/k8sv2:K8sv2::gpu-cluster"
     assert set(changes) == {cluster, DASHBOARD, RULES, "outputs"}
     assert changes[cluster] == [("      maxNodeCount: 2", "      maxNodeCount: 3")]
     pools = {p["name"]: p for p in next(r for r in yaml.safe_load(head)["resources"])["inputs"]["pools"]}
@@ -265,7 +270,7 @@ def test_guard_blocks_a_gpu_flavor_change_seen_through_two_real_plans(tmp_path: 
 
     assert status == 1
     assert "**BLOCKED**" in report
-    assert "`gpu-prod-cluster` pool `gpu`: `flavorId` bm3-ai-1xlarge-h100-80-8 → bm3-ai-1xlarge-a100-80-8" in report
+    assert "`gpu-cluster` pool `gpu`: `flavorId` bm3-ai-1xlarge-h100-80-8 → bm3-ai-1xlarge-a100-80-8" in report
 
 
 def test_guard_passes_a_max_nodes_change_seen_through_two_real_plans(tmp_path: Path, plans: dict[str, str]) -> None:
@@ -275,7 +280,7 @@ def test_guard_passes_a_max_nodes_change_seen_through_two_real_plans(tmp_path: P
     status, report = guard_plans(tmp_path, base, head)
 
     assert status == 0
-    assert "- info — `gpu-prod-cluster` pool `gpu`: `maxNodeCount` 4 → 5 (in place)" in report
+    assert "- info — `gpu-cluster` pool `gpu`: `maxNodeCount` 4 → 5 (in place)" in report
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -286,7 +291,7 @@ def test_diagram_has_components_as_subgraphs_and_dependencies_as_edges(rec: Reco
     diagram = render_mermaid(build_plan(rec)).splitlines()
     declared = [m.group(1) for line in diagram if (m := re.match(r"\s+(?:subgraph )?(\w+)\[", line))]
     edges = [tuple(line.split()) for line in diagram if "-->" in line or "-.->" in line]
-    name = cluster_name(rec).replace("-", "_")
+    name = CLUSTER_COMPONENT
 
     assert diagram[0] == "flowchart LR"
     assert len(declared) == len(set(declared)) == len(rec.resources)

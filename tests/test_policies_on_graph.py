@@ -57,9 +57,11 @@ def test_custom_timeouts_reach_the_policies_in_seconds(recordings: dict[str, Rec
     workloads = recordings["prod"].outputs["workloads"]
     deployments = [r for r in resources if r.resource_type == DEPLOYMENT and r.props["metadata"]["name"] in workloads]
     assert len(deployments) == len(workloads) == 2
+    expected = {"inference": (76 * 60, 322 * 60, 0), "embeddings": (46 * 60, 112 * 60, 0)}  # tests/test_timeouts.py
     for deployment in deployments:
         timeouts = deployment.opts.custom_timeouts
-        assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (2700, 2700, 0)
+        assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == expected[
+            deployment.props["metadata"]["name"]]
     (cluster,) = [r for r in resources if r.resource_type == CLUSTER]
     timeouts = cluster.opts.custom_timeouts
     assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == (0, 0, 0)
@@ -102,7 +104,7 @@ def _no_gpu_limit(inputs: dict[str, Any]) -> None:
         ("dev", "inference-scaledobject", _no_fallback, {"scaledobject-safe-fallback"}, "has no `spec.fallback`"),
         ("prod", "embeddings-scaledobject", _missing_data_is_zero, {"scaledobject-safe-fallback"}, "keda#3065"),
         ("dev", "keda-release", _chart_range, {"helm-release-pins-chart-version"}, "pins `version: ~2.20.2`"),
-        ("prod", "gpu-prod-cluster", _gpu_autohealing, {"gpu-pool-autohealing-off"}, "GPU pool `gpu`"),
+        ("prod", "gpu-cluster", _gpu_autohealing, {"gpu-pool-autohealing-off"}, "GPU pool `gpu`"),
         (
             "prod",
             "embeddings-deployment",
@@ -131,7 +133,7 @@ def test_production_without_protect_is_reported(record: Callable[..., Recording]
     reported = run_pack(record("prod", protect=False), "prod")
 
     assert set(reported) == {"production-cluster-protected"}
-    assert "Cluster `gpu-prod-cluster` is not protected" in reported["production-cluster-protected"][0]
+    assert "Cluster `gpu-cluster` is not protected" in reported["production-cluster-protected"][0]
 
 
 def test_a_pool_that_can_outgrow_the_budget_is_reported(record: Callable[..., Recording]) -> None:

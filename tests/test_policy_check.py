@@ -108,25 +108,25 @@ def test_resources_are_presented_as_the_analyzer_presents_them(plans: dict[str, 
     by_name = {r.name: r for r in PlanGraph(plans["prod"]).policy_resources()}
     urn = "urn:pulumi:prod::gpu-autoscaling::"
 
-    cluster = by_name["gpu-prod-cluster"]
-    assert cluster.urn == f"{urn}gpu-platform:cluster:GpuCluster$gcore:index/k8sv2:K8sv2::gpu-prod-cluster"
+    cluster = by_name["gpu-cluster"]
+    assert cluster.urn == f"{urn}gpu-platform:cluster:GpuCluster$gcore:index/k8sv2:K8sv2::gpu-cluster"
     (gpu_pool,) = [pool for pool in cluster.props["pools"] if pool["name"] == "gpu"]
     assert gpu_pool["maxNodeCount"] == 4 and isinstance(gpu_pool["maxNodeCount"], float)
     assert (cluster.opts.protect, cluster.opts.delete_before_replace) == (True, True)
     assert cluster.provider is None  # the gcore package's default provider
-    assert cluster.parent is by_name["gpu-prod"]
-    assert cluster.opts.parent == f"{urn}gpu-platform:cluster:GpuCluster::gpu-prod"
-    assert by_name["gpu-prod"].opts.parent == f"{urn}pulumi:pulumi:Stack::gpu-autoscaling-prod"
-    assert by_name["gpu-prod"].parent is None  # the root stack is not in the plan
+    assert cluster.parent is by_name["gpu"]
+    assert cluster.opts.parent == f"{urn}gpu-platform:cluster:GpuCluster::gpu"
+    assert by_name["gpu"].opts.parent == f"{urn}pulumi:pulumi:Stack::gpu-autoscaling-prod"
+    assert by_name["gpu"].parent is None  # the root stack is not in the plan
 
     deployment = by_name["inference-deployment"]
     assert deployment.opts.delete_before_replace is None and deployment.opts.protect is False
     assert deployment.provider is not None
     assert (deployment.provider.resource_type, deployment.provider.name) == (
         "pulumi:providers:kubernetes",
-        "gpu-prod-provider",
+        "gpu-provider",
     )
-    assert deployment.provider.urn == by_name["gpu-prod-provider"].urn
+    assert deployment.provider.urn == by_name["gpu-provider"].urn
     assert deployment.provider.props["kubeconfig"] == "[secret]"
     # The Secret its pods read at start (secretEnv) and their PriorityClass are created before them.
     assert {d.name for d in deployment.dependencies} == {

@@ -19,10 +19,10 @@ import pytest
 
 from offline.engine import Recording
 from renderers.gcore_cluster import GCORE_TASK_MINUTES, autoscaler_config, gcore_timeouts
-from renderers.workload_specs import rollout_timeout_minutes
+from renderers.workload_specs import rollout_rounds
 from stackconfig import ConfigError, load_stack_config
 from stackconfig.units import go_duration_seconds
-from tests.conftest import cluster_name
+from tests.conftest import CLUSTER_RESOURCE, ROOT
 from tests.test_gcore_sdk import RecordingMonitor, gcore, gpu_pool, inputs_of
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
@@ -84,14 +84,14 @@ def test_no_gcore_resource_carries_custom_timeouts(rec: Recording) -> None:
 
 
 def test_cluster_timeouts_cover_the_provider_task_cap_and_the_pool(rec: Recording) -> None:
-    cluster = rec.get(f"{cluster_name(rec)}-cluster", "gcore:index/k8sv2:K8sv2")
+    cluster = rec.get(CLUSTER_RESOURCE, "gcore:index/k8sv2:K8sv2")
     assert cluster.inputs["timeouts"] == {"create": "70m", "update": "105m"}
     assert set(cluster.inputs["timeouts"]) == {"create", "update"}
 
 
 @pytest.mark.parametrize(
     ("provision", "expected"),
-    [(5, {"create": "70m", "update": "75m"}), (35, {"create": "70m", "update": "105m"}),
+    [(25, {"create": "70m", "update": "95m"}), (35, {"create": "70m", "update": "105m"}),
      (60, {"create": "70m", "update": "130m"}), (120, {"create": "70m", "update": "130m"})],
 )
 def test_cluster_timeouts_follow_the_pool_up_to_the_task_cap(provision: int, expected: dict[str, str]) -> None:
@@ -104,31 +104,64 @@ def test_cluster_timeouts_follow_the_pool_up_to_the_task_cap(provision: int, exp
 
 def test_a_slower_pool_reaches_the_recorded_cluster_and_deployments(record: Callable[..., Recording]) -> None:
     rec = record("dev", gpuPool={"flavor": "bm3-ai-1xlarge-h100-80-8", "maxNodes": 2, "provisionMinutes": 50})
-    cluster = rec.get("gpu-dev-cluster", "gcore:index/k8sv2:K8sv2")
+    cluster = rec.get("gpu-cluster", "gcore:index/k8sv2:K8sv2")
     assert cluster.inputs["timeouts"] == {"create": "70m", "update": "120m"}
     (deployment,) = rec.of_type("kubernetes:apps/v1:Deployment")
-    assert deployment.options["customTimeouts"] == {"create": "60m", "update": "60m", "delete": ""}
+    # dev's inference: 16 replicas, no startup probe, 60 s grace: a round is 1 + 10 min, at most 7 rounds.
+    assert deployment.options["customTimeouts"] == {"create": "61m", "update": "127m", "delete": ""}
+    assert deployment.inputs["spec"]["progressDeadlineSeconds"] == 61 * 60
 
 
-def test_deployments_keep_custom_timeouts_longer_than_the_pool_provisioning(rec: Recording) -> None:
-    """pulumi-kubernetes honours customTimeouts; its 10-minute default would fail while a GPU node boots."""
+def test_deployments_wait_for_the_pool_and_every_round_of_their_rollout(rec: Recording) -> None:
+    """pulumi-kubernetes honours customTimeouts; its 10-minute default would fail while a GPU node boots, and a
+    timeout that ignores the rounds of a rolling update fails `up` while the rollout goes on (issue 17)."""
     deployments = [d for d in rec.of_type("kubernetes:apps/v1:Deployment") if d.name.removesuffix("-deployment")
                    in rec.outputs["workloads"]]
     assert len(deployments) == len(rec.outputs["workloads"])
+    expected = {  # provision 35 + rounds × (grace + 10 min pull + startup budget)
+        ("dev", "inference"): (35 + 11, 35 + 7 * 11),
+        ("prod", "inference"): (35 + 41, 35 + 7 * 41),  # 16 vLLM pods with a 30-minute budget: 322 minutes
+        ("prod", "embeddings"): (35 + 11, 35 + 7 * 11),
+    }
     for deployment in deployments:
-        assert deployment.options["customTimeouts"] == {"create": "45m", "update": "45m", "delete": ""}
+        create, update = expected[(rec.stack, deployment.name.removesuffix("-deployment"))]
+        assert deployment.options["customTimeouts"] == {"create": f"{create}m", "update": f"{update}m", "delete": ""}
+        spec = deployment.inputs["spec"]
+        assert spec["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": "25%"}
+        assert spec["progressDeadlineSeconds"] == create * 60  # one round, a new node included
     # The headroom placeholders are not awaited at all (pulumi.com/skipAwait): nothing waits for their node.
     for placeholder in rec.of_type("kubernetes:apps/v1:Deployment"):
         if placeholder not in deployments:
             assert placeholder.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
-    assert rollout_timeout_minutes(35) == 45
-    assert rollout_timeout_minutes(60) == 70
+
+
+def test_the_rounds_follow_kubernetes_rounding() -> None:
+    """A quarter of the replicas, rounded down, at least one: 1-7 replicas go one by one, 8 two by two..."""
+    assert [rollout_rounds(n) for n in (1, 2, 3, 4, 7, 8, 11, 16, 64)] == [1, 2, 3, 4, 7, 7, 7, 7, 7]
+    # A quarter of the replicas at any count up to maxReplicas; with 1 at a time 16 pods would be 16 rounds.
+    assert max(-(-r // max(1, r // 4)) for r in range(1, 17)) == rollout_rounds(16)
+
+
+def test_the_deploy_job_outlasts_the_longest_wait_of_each_stack(rec: Recording) -> None:
+    """CI would kill a `pulumi up` that is still waiting (and leave pending operations): the deploy job's timeout
+    covers the first `up` (cluster, releases, first pods) and the longest rollout (releases, then a Deployment)."""
+    import yaml
+
+    jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy.yml").read_text())["jobs"]
+    job = next(j for j in jobs.values() if j.get("env", {}).get("STACK", "").endswith(f"/{rec.stack}"))
+    releases = max(r.inputs["timeout"] for r in rec.of_type("kubernetes:helm.sh/v3:Release")) / 60
+    deployments = [d.options["customTimeouts"] for d in rec.of_type("kubernetes:apps/v1:Deployment")]
+    create = minutes(rec.get("gpu-cluster").inputs["timeouts"]["create"]) + releases + max(
+        minutes(t["create"]) for t in deployments if t["create"])
+    rollout = releases + max(minutes(t["update"]) for t in deployments if t["update"])
+    assert job["timeout-minutes"] >= max(create, rollout), (rec.stack, create, rollout)
+    assert job["timeout-minutes"] <= 360  # GitHub-hosted runners end a job at 6 hours
 
 
 # --- the Cluster Autoscaler waits for a node at least as long as the pool needs ------------------------------------
 
 
-@pytest.mark.parametrize("provision", [5, 20, 35, 60, 120])
+@pytest.mark.parametrize("provision", [25, 30, 35, 60, 120])
 def test_derived_max_node_provision_time_is_never_below_the_pool(provision: int) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"provisionMinutes": provision}})
     flags = autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)

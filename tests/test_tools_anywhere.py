@@ -33,7 +33,7 @@ def test_scripts_test_sh_registers_the_repository_in_the_environment() -> None:
 @pytest.mark.parametrize(
     ("args", "status", "expected"),
     [
-        (["stackconfig", "prod", "--dir", str(ROOT)], 0, "prod: valid"),
+        (["stackconfig", "dev", "--dir", str(ROOT)], 0, "dev: valid"),
         (["stackconfig", "prod"], 2, f"no Pulumi.yaml in {{cwd}}. Fix: give --dir the project folder (this tool's "
                                      f"own: {ROOT})"),
         (["offline.plan", "dev", "--out", "{cwd}/dev.yaml"], 0, "resources → {cwd}/dev.yaml, {cwd}/dev.mmd"),

@@ -15,8 +15,8 @@ from stackconfig.stack import StackConfig
 Rule = Callable[[StackConfig], list[Problem]]
 
 RULES: Sequence[Rule] = (
-    cluster.cluster_problems, pool.pool_problems, cluster.chart_problems, cluster.chart_mirror_problems,
-    workloads.workload_problems,
+    cluster.cluster_problems, pool.pool_problems, pool.system_pool_problems, cluster.chart_problems,
+    cluster.chart_mirror_problems, workloads.workload_problems,
     pool.flavor_problems, cluster.autoscaler_problems, workloads.packing_problems, headroom.headroom_problems,
     serving.all_serving_problems, cluster.provision_time_problems, inert.inert_key_problems,
     what_if.what_if_problems,

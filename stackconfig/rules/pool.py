@@ -23,6 +23,13 @@ def pool_problems(cfg: StackConfig) -> list[Problem]:
                            f"must be greater than gpuPool.minNodes ({p.min_nodes}), or the autoscaler never "
                            "adds a node (min == max disables it)",
                            f"set gpuPool.maxNodes to at least {p.min_nodes + 1}"))
+    return out
+
+
+def system_pool_problems(cfg: StackConfig) -> list[Problem]:
+    """The system pool beside the GPU pool: a name of its own, a VM flavor, or a GPU pool others can run on."""
+    p = cfg.gpu_pool
+    out: list[Problem] = []
     s = cfg.system_pool
     if s.enabled:
         if s.name == p.name:

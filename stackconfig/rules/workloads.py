@@ -6,7 +6,44 @@ from stackconfig.errors import Problem
 from stackconfig.packing import pack
 from stackconfig.stack import StackConfig
 from stackconfig.workloads import WorkloadConfig
-from stacknames import RESERVED_NAMESPACES
+from stacknames import (
+    DEFAULT_WORKLOAD_NAMESPACE,
+    GPU_OPERATOR_NAMESPACE,
+    KEDA_NAMESPACE,
+    KUBERNETES_NAMESPACE_PREFIX,
+    KUBERNETES_NAMESPACES,
+    MONITORING_NAMESPACE,
+    NODE_EXPORTER_NAMESPACE,
+    RESERVED_NAMESPACES,
+)
+
+#: Who creates each reserved namespace, for the message.
+_OWNERS = {
+    GPU_OPERATOR_NAMESPACE: "the platform's GPU Operator release",
+    KEDA_NAMESPACE: "the platform's KEDA release",
+    MONITORING_NAMESPACE: "the platform's kube-prometheus-stack release",
+    NODE_EXPORTER_NAMESPACE: "the platform's node-exporter (Pod Security privileged)",
+}
+
+
+def namespace_problem(key: str, namespace: str) -> Problem | None:
+    """A workload namespace the program would create although Kubernetes or the platform already has it.
+
+    The program registers a Namespace for every workload namespace: one that exists already fails with
+    AlreadyExists in the middle of `pulumi up`, and `default` could not even be deleted again.
+    """
+    fix = f"use a namespace of your own, e.g. '{DEFAULT_WORKLOAD_NAMESPACE}' (the default)"
+    if namespace in KUBERNETES_NAMESPACES:
+        return Problem(key, namespace, "is created by Kubernetes itself in every cluster; the program would create "
+                       "it a second time (AlreadyExists mid-`pulumi up`)", fix)
+    if namespace.startswith(KUBERNETES_NAMESPACE_PREFIX):
+        return Problem(key, namespace, f"starts with '{KUBERNETES_NAMESPACE_PREFIX}', which Kubernetes reserves "
+                       "for its own namespaces", fix)
+    if namespace in RESERVED_NAMESPACES:
+        owner = _OWNERS.get(namespace, "the platform")
+        return Problem(key, namespace, f"is reserved: {owner} creates it (a second Namespace of that name fails "
+                       "mid-`pulumi up`)", fix)
+    return None
 
 
 def fit_problems(key: str, w: WorkloadConfig, gpus_per_node: int, max_nodes: int) -> list[Problem]:
@@ -34,9 +71,9 @@ def workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.name", w.name, f"is already used by workloads[{seen[w.name]}]",
                                "give every workload its own name"))
         seen.setdefault(w.name, i)
-        if w.namespace in RESERVED_NAMESPACES:
-            out.append(Problem(f"{key}.namespace", w.namespace, "is reserved for the platform or Kubernetes",
-                               "use a namespace of your own, e.g. 'gpu-workloads'"))
+        reserved = namespace_problem(f"{key}.namespace", w.namespace)
+        if reserved is not None:
+            out.append(reserved)
         if w.min_replicas > w.max_replicas:
             out.append(Problem(f"{key}.minReplicas", w.min_replicas,
                                f"is greater than maxReplicas ({w.max_replicas})",

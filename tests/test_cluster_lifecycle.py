@@ -1,0 +1,226 @@
+"""Day-two traps of the cluster (issue 17): its Pulumi names never come from `cluster.name`, stacks created when they
+did keep their cluster through aliases, and a rename changes an input, not a URN.
+
+The proof is on the recorded graph: each alias spec the engine receives is resolved to a URN the way the engine does
+(name, type and parent default to the resource's own; a resource under the root stack has no parent type in its URN)
+and compared with the URN the program registered before the names were fixed: `<cluster.name>` for the component,
+`<cluster.name>-cluster` and `<cluster.name>-provider` for its children.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import pytest
+
+from delivery import guard
+from offline.engine import RecordedResource, Recording
+from offline.plan import build_plan
+from stacknames import CLUSTER_COMPONENT, CLUSTER_TYPE
+from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
+
+PROJECT = "gpu-autoscaling"
+COMPONENT_TYPE = "gpu-platform:cluster:GpuCluster"
+PROVIDER_TYPE = "pulumi:providers:kubernetes"
+
+
+def urn(stack: str, parent_type: str | None, type_: str, name: str) -> str:
+    chain = f"{parent_type}${type_}" if parent_type else type_
+    return f"urn:pulumi:{stack}::{PROJECT}::{chain}::{name}"
+
+
+def alias_urns(rec: Recording, res: RecordedResource) -> set[str]:
+    """The URNs the engine derives from a resource's alias specs (pulumi/pulumi alias.proto `Alias.Spec`)."""
+    out = set()
+    for alias in res.options["aliases"]:
+        if "urn" in alias:
+            out.add(alias["urn"])
+            continue
+        spec: Mapping[str, Any] = alias["spec"]
+        parent = "" if spec.get("noParent") else (spec.get("parentUrn") or res.parent)
+        parent_type = None
+        if parent and "pulumi:pulumi:Stack" not in parent.split("::")[2]:
+            parent_type = parent.split("::")[2]
+        out.add(urn(rec.stack, parent_type, spec.get("type") or res.type, spec.get("name") or res.name))
+    return out
+
+
+def former_urns(stack: str, name: str) -> dict[str, str]:
+    """What the program registered while the component was named after the cluster."""
+    return {
+        "component": urn(stack, None, COMPONENT_TYPE, name),
+        "cluster": urn(stack, COMPONENT_TYPE, CLUSTER_TYPE, f"{name}-cluster"),
+        "provider": urn(stack, COMPONENT_TYPE, PROVIDER_TYPE, f"{name}-provider"),
+    }
+
+
+def parts(rec: Recording) -> dict[str, RecordedResource]:
+    return {"component": rec.get(CLUSTER_COMPONENT, COMPONENT_TYPE), "cluster": rec.get(CLUSTER_RESOURCE, CLUSTER_TYPE),
+            "provider": rec.get(PROVIDER_RESOURCE, PROVIDER_TYPE)}
+
+
+def test_the_logical_names_are_fixed(rec: Recording) -> None:
+    assert {k: r.name for k, r in parts(rec).items()} == {
+        "component": "gpu", "cluster": "gpu-cluster", "provider": "gpu-provider"}
+    assert parts(rec)["cluster"].inputs["name"] == cluster_name(rec)
+
+
+def test_a_stack_created_under_the_old_names_keeps_its_cluster(rec: Recording) -> None:
+    """Each part's former URN is among its aliases: `pulumi up` moves the state over instead of creating a second
+    cluster next to the first (and then deleting the first)."""
+    former = former_urns(rec.stack, cluster_name(rec))
+    for part, res in parts(rec).items():
+        assert former[part] in alias_urns(rec, res), f"{part}: {alias_urns(rec, res)}"
+        assert res.urn != former[part]
+
+
+def test_a_rename_changes_the_name_input_not_the_urns(record: Callable[..., Recording], rec: Recording) -> None:
+    """Renaming `cluster.name` is then what Gcore makes of a new name: a replacement of the same resource
+    (delete first, since two clusters cannot share a name; refused up front when `protect` is on)."""
+    base = copy.deepcopy(dict(rec.get(CLUSTER_RESOURCE).inputs))
+    stack_file_cluster = {k: v for k, v in _stack_cluster(rec).items()}
+    renamed = record(rec.stack, cluster={**stack_file_cluster, "name": "gpu-renamed"})
+    before, after = parts(rec), parts(renamed)
+    assert {k: r.urn for k, r in before.items()} == {k: r.urn for k, r in after.items()}
+    cluster = after["cluster"]
+    assert cluster.inputs["name"] == "gpu-renamed" and base["name"] == cluster_name(rec)
+    assert {k: v for k, v in cluster.inputs.items() if k != "name"} == {k: v for k, v in base.items() if k != "name"}
+    assert cluster.options["deleteBeforeReplace"]
+    # Every in-cluster resource still goes through the same provider: nothing else is replaced.
+    in_cluster = [r for r in renamed.resources if r.type.startswith("kubernetes:")]
+    assert in_cluster and {r.provider_name for r in in_cluster} == {PROVIDER_RESOURCE}
+
+
+def _stack_cluster(rec: Recording) -> dict[str, Any]:
+    import yaml
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / f"Pulumi.{rec.stack}.yaml").read_text()
+    return dict(yaml.safe_load(text)["config"]["gpu-autoscaling:cluster"])
+
+
+def test_the_guard_sees_the_migration_as_the_same_cluster(rec: Recording) -> None:
+    """The offline plan shows the aliases, and delivery.guard pairs the cluster of the base branch's plan (its old
+    name) with the aliased one of the pull request: no 'would delete it'. Without the alias it still blocks."""
+    head = build_plan(rec)
+    base = copy.deepcopy(head)
+    old = former_urns(rec.stack, cluster_name(rec))
+    (base_cluster,) = [r for r in base["resources"] if r["type"] == CLUSTER_TYPE]
+    base_cluster["name"] = old["cluster"].rsplit("::", 1)[1]
+    base_cluster["parent"] = f"{COMPONENT_TYPE}::{cluster_name(rec)}"
+    base_cluster.pop("options", None)
+    assert guard.check_plans(base, head) == []
+    (head_cluster,) = [r for r in head["resources"] if r["type"] == CLUSTER_TYPE]
+    head_cluster["options"].pop("aliases")
+    assert [f.blocking for f in guard.check_plans(base, head)] == [True, False]
+
+
+# --- destroy: what runs in the cluster goes with it ----------------------------------------------------------------
+
+
+def test_every_in_cluster_resource_is_deleted_with_the_cluster(rec: Recording) -> None:
+    """Destroying (or replacing) the cluster skips the one-by-one deletes of releases, namespaces and custom
+    resources, which can hang on finalizers against an API server that is going away."""
+    cluster = rec.get(CLUSTER_RESOURCE, CLUSTER_TYPE)
+    in_cluster = [r for r in rec.resources if r.type.startswith("kubernetes:")]
+    assert len(in_cluster) > 15
+    assert {r.options["deletedWith"] for r in in_cluster} == {cluster.urn}
+    # Not the cluster itself, its provider, the components or the engine's Stash: nothing in the cluster.
+    outside = [r for r in rec.resources if not r.type.startswith("kubernetes:")]
+    assert outside and all(not r.options["deletedWith"] for r in outside)
+    # The order while the cluster lives is untouched: ScaledObjects still go before KEDA.
+    keda = rec.get("keda-release")
+    assert all(so.depends_on(keda) for so in rec.resources if so.type == "kubernetes:keda.sh/v1alpha1:ScaledObject")
+
+
+def test_nothing_is_deleted_with_a_cluster_this_stack_did_not_create(record: Callable[..., Recording]) -> None:
+    from tests.test_existing_cluster import DEV_EXISTING  # dev deploying into a portal-made cluster
+
+    portal = record("dev", **DEV_EXISTING)
+    assert portal.of_type("gpu-platform:cluster:ExistingCluster") and not portal.of_type(CLUSTER_TYPE)
+    assert all(not r.options["deletedWith"] for r in portal.resources)
+
+
+def test_what_owns_something_outside_the_cluster_is_still_deleted_on_its_own() -> None:
+    """A Gcore load balancer behind a Service, a Gcore volume behind a claim: their deletes release them."""
+    import pulumi
+
+    from components.kube import deleted_with
+
+    cluster: Any = object()
+    transform = deleted_with(cluster)
+
+    def marked(type_: str, props: dict[str, Any]) -> bool:
+        args = pulumi.ResourceTransformationArgs(cast(Any, None), type_, "x", props, pulumi.ResourceOptions())
+        result = transform(args)
+        return result is not None and result.opts.deleted_with is cluster
+
+    assert marked("kubernetes:core/v1:Service", {"spec": {"type": "ClusterIP"}})
+    assert marked("kubernetes:helm.sh/v3:Release", {})
+    assert not marked("kubernetes:core/v1:Service", {"spec": {"type": "LoadBalancer"}})
+    assert not marked("kubernetes:core/v1:PersistentVolumeClaim", {})
+    assert not marked("gpu-platform:workloads:GpuWorkload", {})
+
+
+# --- CRDs across chart upgrades and replacements ----------------------------------------------------------------
+
+
+@pytest.mark.charts
+def test_replacing_the_keda_release_keeps_its_crds_and_so_every_scaled_object(rec: Recording) -> None:
+    """KEDA ships its CRDs as templates: without the keep policy, uninstalling or replacing the release deletes
+    them, and Kubernetes deletes every ScaledObject with the CRD."""
+    from tests.chart_cache import rendered_stack
+
+    crds = rendered_stack(rec).release("keda").crds
+    assert {c["metadata"]["name"] for c in crds} >= {"scaledobjects.keda.sh", "triggerauthentications.keda.sh"}
+    for crd in crds:
+        assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep", crd["metadata"]["name"]
+
+
+@pytest.mark.charts
+def test_a_kube_prometheus_stack_bump_upgrades_its_crds(rec: Recording) -> None:
+    """Helm never upgrades `crds/`: the chart's own hook job applies the pinned chart's CRDs server-side before each
+    install and upgrade, with pinned images (busybox here, kubectl at the cluster's version)."""
+    import base64
+    import bz2
+
+    from tests.chart_cache import rendered_stack
+
+    stack = rendered_stack(rec)
+    kps = stack.release("kube-prometheus-stack")
+    jobs = [o for o in kps.objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("crds-upgrade")]
+    (job,) = jobs
+    assert job["metadata"]["annotations"]["helm.sh/hook"].split(",")[:2] == ["pre-install", "pre-upgrade"]
+    pod = job["spec"]["template"]["spec"]
+    images = [c["image"] for c in [*pod["initContainers"], *pod["containers"]]]
+    assert images == ["docker.io/busybox:1.37.0", f"registry.k8s.io/kubectl:{stack.kube_version}"]
+    assert pod["containers"][0]["args"][:3] == ["apply", "--server-side", "--force-conflicts"]
+    # What it applies is exactly the CRDs of the pinned chart's crds/ directory.
+    (data,) = [o for o in kps.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("crds-upgrade")]
+    text = bz2.decompress(base64.b64decode(data["binaryData"]["crds.bz2"])).decode()
+    # The names only (the CRDs hold `- =` enum values that YAML 1.1 readers refuse): each document's metadata.name.
+    applied = [m.group(1) for doc in re.split(r"^---", text, flags=re.M) if "kind: CustomResourceDefinition" in doc
+               for m in [re.search(r"^metadata:\n(?:  .*\n)*?  name: (\S+)", doc, re.M)] if m]
+    assert sorted(applied) == sorted(c["metadata"]["name"] for c in kps.crds)
+    assert len(applied) >= 10
+
+
+def test_every_documented_refresh_of_in_cluster_resources_runs_the_program() -> None:
+    """A plain `pulumi refresh` does not re-run the kubeconfig invoke; only `--run-program` does (the CLI's own help,
+    v3.274.1). The refreshes that only settle a pending create of the cluster have no in-cluster resources yet."""
+    from tests.conftest import ROOT
+
+    docs = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+    texts = [doc.read_text().replace("\\\n", " ") for doc in docs]  # a command continued with `\` is one line
+    commands = [line.strip() for text in texts for line in text.splitlines() if re.match(r"\s*pulumi refresh\b", line)]
+    assert commands
+    for command in commands:
+        if "pending-creates" in command:
+            continue
+        assert "--run-program" in command, command
+    text = (ROOT / "docs" / "design.md").read_text()
+    assert "`pulumi refresh`\n  re-reads it" not in text
