@@ -68,6 +68,6 @@ def kube(tc: Toolchain, timer: Timer, request: pytest.FixtureRequest) -> Iterato
     with timer.phase(f"cluster up ({request.module.__name__.rsplit('.', 1)[-1]})"):
         path = cluster.up(name, stack, extra_kcm_args=kcm_args)
     try:
-        yield Kube(tc, path)
+        yield Kube(tc, path, name)
     finally:
         cluster.down(name)

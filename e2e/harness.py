@@ -12,6 +12,7 @@ import io
 import json
 import shutil
 import subprocess
+import sys
 import tarfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -47,10 +48,11 @@ class Timer:
 
 @dataclass(frozen=True)
 class Kube:
-    """kubectl against the local cluster."""
+    """kubectl against the local cluster `name`."""
 
     tc: Toolchain
     kubeconfig: Path
+    name: str = ""
 
     def env(self) -> dict[str, str]:
         return {**self.tc.env(), "KUBECONFIG": str(self.kubeconfig)}
@@ -139,7 +141,9 @@ def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides:
     """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own."""
     api = workdir / "gcore-api"
     api.mkdir(parents=True, exist_ok=True)
-    env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig)}
+    env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig),
+           # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
+           "GCORE_FAKE_ON_DELETE": f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"}
     settings: dict[str, Any] = {"gpu-autoscaling:charts.mirror": str(mirror), **(overrides or {})}
     secrets = placeholder_secrets(stack)
     if existing_cluster:
@@ -154,7 +158,6 @@ def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterat
     """examples/consumer, as its own project in the platform's backend, reading the platform through a real
     StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization)."""
     import runpy
-    import sys
 
     from pulumi import automation as auto
 

@@ -182,7 +182,7 @@ def guard(preview: Path) -> subprocess.CompletedProcess[str]:
 
 
 def cluster_step(preview: Path) -> dict[str, Any]:
-    (step,) = [st for st in json.loads(preview.read_text())["steps"] if st["urn"].endswith("K8sv2::gpu-dev-cluster")]
+    (step,) = [st for st in json.loads(preview.read_text())["steps"] if st["urn"].endswith("K8sv2::gpu-cluster")]
     return step
 
 
@@ -245,12 +245,17 @@ def test_a_consumer_stack_reads_the_outputs_through_a_stack_reference(dev: Local
 # --- destroy --------------------------------------------------------------------------------------------------------
 
 
-def test_destroy_leaves_nothing_of_ours_and_no_namespace_terminating(dev: LocalStack, kube: Kube,
-                                                                     timer: Timer) -> None:
+def test_destroy_deletes_the_cluster_and_leaves_nothing_in_the_state(dev: LocalStack, kube: Kube, workdir: Path,
+                                                                    timer: Timer) -> None:
+    """Every in-cluster resource is `deletedWith` the cluster: destroy deletes the Gcore cluster (the stand-in then
+    stops the local control plane that stands for it, as Gcore deletes everything in a cluster) and nothing one by
+    one. That the objects themselves delete cleanly is shown where they are deleted one by one: the consumer's
+    destroy above and the existing-cluster tests (e2e/test_existing_cluster.py)."""
     with timer.phase("destroy"):
-        dev.destroy()
-    assert timer.phases["destroy"] < 180
-    namespaces = kube.get("namespaces")["items"]
-    assert [n["metadata"]["name"] for n in namespaces if n["status"]["phase"] != "Active"] == []
-    assert {n["metadata"]["name"] for n in namespaces} == {"default", "kube-node-lease", "kube-public", "kube-system"}
-    assert kube.ours() == []
+        changes = dev.destroy().summary.resource_changes
+    assert timer.phases["destroy"] < 120
+    assert changes.get("delete", 0) > 0
+    assert not list((workdir / "dev" / "gcore-api").rglob("*.json"))  # the cluster is gone from the fake API
+    assert not kube.kubeconfig.exists()  # and the local control plane with it
+    deployment = json.loads(json.dumps(dev.stack.export_stack().deployment))
+    assert [r["type"] for r in deployment.get("resources", [])] == []

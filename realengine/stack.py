@@ -54,6 +54,8 @@ def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
     node: Any = doc.setdefault("config", {})
     for i, key in enumerate(keys):
         k: Any = int(key) if isinstance(node, list) else key
+        if isinstance(node, list) and k == len(node):
+            node.append({})  # one past the end adds an item (`workloads.1` on a one-workload stack)
         if i < len(keys) - 1:
             node = node[k] if isinstance(node, list) else node.setdefault(k, {})
         elif value is None and isinstance(node, dict):

@@ -9,7 +9,9 @@
 //
 // Environment: GCORE_FAKE_API_DIR (where clusters are kept between runs; unset: Read returns the state as is),
 // GCORE_FAKE_KUBECONFIG (a kubeconfig file the kubeconfig data source returns; unset: a kubeconfig for an
-// unresolvable host, so nothing can reach a network).
+// unresolvable host, so nothing can reach a network), GCORE_FAKE_ON_DELETE (a command run when a cluster is
+// deleted, with GCORE_FAKE_CLUSTER set: deleting a Gcore cluster deletes everything in it, so the end-to-end
+// tests stop the local control plane that stands for it).
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -347,6 +350,13 @@ func clusterDelete(ctx context.Context, d *schema.ResourceData, _ any) diag.Diag
 	if apiDir() != "" {
 		if err := os.Remove(clusterPath(d.Id())); err != nil && !os.IsNotExist(err) {
 			return diag.FromErr(err)
+		}
+	}
+	if hook := os.Getenv("GCORE_FAKE_ON_DELETE"); hook != "" {
+		cmd := exec.CommandContext(ctx, "sh", "-c", hook)
+		cmd.Env = append(os.Environ(), "GCORE_FAKE_CLUSTER="+d.Id())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return diag.Errorf("GCORE_FAKE_ON_DELETE failed: %v: %s", err, out)
 		}
 	}
 	d.SetId("")
