@@ -8,8 +8,10 @@ generates now.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +26,6 @@ def test_the_cli_and_plugins_are_the_pinned_ones(tc: Toolchain) -> None:
     assert version.stdout.strip() == str(pins()["pulumi"]["version"])
     listed = subprocess.run([tc.pulumi, "plugin", "ls", "--json"], env=tc.env(), capture_output=True, text=True,
                             check=True).stdout
-    import json
-
     have = {(p["kind"], p["name"], p["version"]) for p in json.loads(listed)}
     assert set(plugins()) <= have
     assert ("resource", "kubernetes", stamp("pulumi-kubernetes")) in have
@@ -45,3 +45,18 @@ def test_the_gcore_schema_and_sdk_are_what_the_toolchain_generates() -> None:
     check = subprocess.run([sys.executable, "-m", "realengine.gcore_sdk", "--check"], cwd=ROOT, capture_output=True,
                            text=True, timeout=300)
     assert check.returncode == 0, check.stderr
+
+
+def test_a_preview_against_a_base_revision_shows_only_what_changed(tmp_path: Path) -> None:
+    """`--base` (what the pull-request workflow runs): the base revision's own `up` into a local cluster, then this
+    checkout's preview of the same stack; a maxNodes change updates the cluster's pool, and nothing is created."""
+    out = tmp_path / "preview.json"
+    proc = subprocess.run([sys.executable, "-m", "realengine.preview", "dev", "--base", "HEAD", "--set",
+                           "gpu-autoscaling:gpuPool.maxNodes=3", "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stderr.rsplit("change summary: ", 1)[1].splitlines()[0])
+    assert "create" not in summary and summary["update"] >= 1
+    steps = {st["urn"].rsplit("::", 1)[-1]: st["op"] for st in json.loads(out.read_text())["steps"]}
+    assert steps["gpu-cluster"] == "update"
+    assert "maxNodes   : 2 => 3" in proc.stdout

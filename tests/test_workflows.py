@@ -137,6 +137,24 @@ def test_preview_runs_for_both_stacks_with_diff_comment_and_policy_pack() -> Non
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
 
 
+def test_every_pull_request_gets_the_real_engines_preview_against_its_base() -> None:
+    """The comment is the real engine's output (scripts/preview.sh --base), for forks too (no secrets needed);
+    the toolchain comes from a cache keyed by its pins, and the same guard reads the real engine's JSON."""
+    job = load("preview.yml")["jobs"]["local-preview"]
+    assert "if" not in job  # every pull request, forks and Dependabot included
+    assert job["strategy"]["matrix"]["stack"] == STACKS
+    run = "\n".join(st.get("run", "") for st in steps(job))
+    assert 'bash scripts/preview.sh "$STACK" --base "origin/$BASE_REF" --json preview.json > preview.txt' in run
+    assert "python -m delivery.guard preview preview.json" in run
+    assert "bash scripts/toolchain.sh" in run
+    (cache,) = uses(job, "actions/cache")
+    assert "toolchain/**" in cache["with"]["key"] and "~/.cache/gpu-autoscaling-toolchain" in cache["with"]["path"]
+    (post,) = uses(job, "actions/github-script")
+    assert "fs.readFileSync('preview.txt'" in post["with"]["script"]
+    assert "head.repo.full_name == github.repository" in post["if"]  # a fork's token cannot comment
+    assert job["timeout-minutes"] >= 60  # a cold toolchain build on a cache miss takes about 25 minutes
+
+
 def test_preview_guard_reads_the_json_preview_and_the_pull_request_labels() -> None:
     job = load("preview.yml")["jobs"]["preview"]
     all_steps = steps(job)
