@@ -118,6 +118,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def trace_source(trace: str | None, column: str | None, per_gpu: float | None, whatif: WhatIfConfig,
+                 root: Path) -> tuple[str, float, Path]:
+    """The demand column, the per-GPU rate and the trace file: the command line's, else the stack's `whatIf`."""
+    column = column or whatif.column
+    per_gpu = per_gpu if per_gpu is not None else whatif.per_gpu
+    if trace is None or per_gpu is None:
+        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
+        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
+                                  "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
+    if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
+        raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
+                                   "set what one GPU serves per minute at 100 % utilisation, e.g. perGpu: 1200")])
+    path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else root / trace
+    if not path.exists() and not Path(trace).is_absolute():
+        raise TraceError(f"no trace file {trace!r}: looked in the current directory ({Path.cwd()}) and in the "
+                         f"repository root ({root}). Fix: give the path of an existing CSV file")
+    return column, per_gpu, path
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Load and validate the stack (with `--set`), run the trace, return the result (JSON-ready)."""
     check_args(args)
@@ -128,19 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if trace is None and args.if_configured:
         print(f"{args.stack}: no whatIf.trace in the stack, nothing to replay", file=sys.stderr)
         return {}
-    column = args.column or whatif.column
-    per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
-    if trace is None or per_gpu is None:
-        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
-        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
-                                  "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
-    if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
-        raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
-                                   "set what one GPU serves per minute at 100 % utilisation, e.g. perGpu: 1200")])
-    path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else args.root / trace
-    if not path.exists() and not Path(trace).is_absolute():
-        raise TraceError(f"no trace file {trace!r}: looked in the current directory ({Path.cwd()}) and in the "
-                         f"repository root ({args.root}). Fix: give the path of an existing CSV file")
+    column, per_gpu, path = trace_source(trace, args.column, args.per_gpu, whatif, args.root)
     settings = stackfile.settings_from_config(cfg, workload, whatif)
     start = trace_start(path)
     if start is not None:
