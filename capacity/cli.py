@@ -203,6 +203,11 @@ def summary(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tune"]:
+        from capacity.tune_cli import main as tune_main
+
+        return tune_main(argv[1:])
     args = parse_args(argv)
     try:
         result = run(args)
