@@ -21,7 +21,7 @@ from typing import Any
 
 from capacity.settings import SimSettings
 from capacity.sim import simulate
-from capacity.space import Candidate, Space
+from capacity.space import CHOICE, Candidate, Space
 from capacity.trace import Segment
 
 #: A change whose saving is below this share of the cost is not worth a line in the stack file.
@@ -290,17 +290,32 @@ class Search:
             there.cost <= here.cost and len(there.changes) < len(here.changes))
 
     def simplify(self, best: Point) -> Point:
-        """Undo changes that do not pay: a knob back at the stack's value, while the level holds and the cost
-        rises by less than MIN_SAVING."""
+        """The smallest change that keeps the result: knobs back at the stack's value, then the others moved
+        toward it (bisection on their ladders), while the level holds and the cost stays within MIN_SAVING of
+        `best`'s."""
+        limit = best.cost * (1 + MIN_SAVING)
+        start = self.space.start()
         here = best
         while True:
-            start = self.space.start()
             undo = [here.cand[:n] + (start[n],) + here.cand[n + 1:] for n in self.space.changed_knobs(here.cand)]
-            options = [p for p in self.evaluate(undo, "simplify", bar=here.cost * (1 + MIN_SAVING))
-                       if p.met and p.cost <= here.cost * (1 + MIN_SAVING) and len(p.changes) < len(here.changes)]
+            options = [p for p in self.evaluate(undo, "simplify", bar=limit)
+                       if p.met and p.cost <= limit and len(p.changes) < len(here.changes)]
             if not options:
-                return here
+                break
             here = min(options, key=lambda p: (p.cost, len(p.changes), p.cand))
+        for n in self.space.changed_knobs(here.cand):
+            knob = self.space.knobs[n]
+            if knob.kind == CHOICE or knob.current is None:
+                continue
+            far, near = here.cand[n], knob.current  # the last index known to hold, the stack's own
+            while abs(far - near) > 1:
+                mid = (far + near) // 2
+                got = self.evaluate([here.cand[:n] + (mid,) + here.cand[n + 1:]], "simplify", bar=limit)
+                if got and got[0].met and got[0].cost <= limit:
+                    here, far = got[0], mid
+                else:
+                    near = mid
+        return here
 
     def front(self) -> list[Point]:
         """The cost/unserved trade-off: every simulated point no other beats on both."""

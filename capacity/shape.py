@@ -30,6 +30,8 @@ MIN_DAYS = 2
 MIN_HOURS_OF_A_DAY = 20
 #: Weekends are learned apart when their usual peak is below this share of the weekdays' (weekly shape).
 WEEKEND_RATIO = 0.75
+#: A median day whose busiest hour peaks below this multiple of its quietest is described as flat.
+FLAT_RATIO = 1.2
 #: Windows closer than this are merged: the node ordered for the first would stay through the gap anyway
 #: (the HPA's scale-down window plus the autoscaler's scale-down-unneeded-time).
 MERGE_GAP_HOURS = 1
@@ -51,11 +53,14 @@ class DayType:
     peaks: tuple[tuple[float, ...], ...]
 
     def level(self, hour: int, q: float) -> float:
-        """The q-quantile (nearest rank) of the hour's daily peaks: the peak that q of the days do not exceed."""
+        """The q-quantile (nearest rank) of the hour's daily peaks: the peak that q of the days do not exceed,
+        but never above the second-highest day's. A peak seen on one day only is an event (a burst), not a
+        shape: a window for it would be paid every day for a rise that does not come back at that hour."""
         values = sorted(self.peaks[hour])
         if not values:
             return 0.0
-        return values[max(0, math.ceil(q * len(values)) - 1)]
+        rank = max(0, math.ceil(q * len(values)) - 1)
+        return values[min(rank, max(0, len(values) - 2))]
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,12 @@ class Shape:
 
     def describe(self) -> str:
         (bh, bv), (qh, qv) = self.busiest, self.quietest
-        text = (f"daily shape over {self.days} days ({self.timezone}): on the median day the {bh:02d}:00 hour peaks at "
-                f"{bv:.1f} GPUs, the {qh:02d}:00 hour at {qv:.1f}")
+        if bv <= FLAT_RATIO * qv:
+            text = (f"no daily shape over {self.days} days ({self.timezone}): on the median day every hour peaks "
+                    f"between {qv:.1f} and {bv:.1f} GPUs")
+        else:
+            text = (f"daily shape over {self.days} days ({self.timezone}): on the median day the {bh:02d}:00 hour "
+                    f"peaks at {bv:.1f} GPUs, the {qh:02d}:00 hour at {qv:.1f}")
         if self.weekend_ratio is not None:
             text += (f"; weekends peak at {self.weekend_ratio:.2f}× the weekdays' "
                      + ("(learned apart)" if self.weekly else f"(learned together: ≥ {WEEKEND_RATIO:g}×)"))

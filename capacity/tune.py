@@ -184,13 +184,13 @@ class Tuner:
 
     # --- searches ---
 
-    def search(self, search: Search, space: Space, phase: str = "") -> Point | None:
-        """Coarse grid, a pattern search from its two best points, then the smallest change."""
+    def search(self, search: Search, space: Space, phase: str = "", starts: tuple[int, int] = (2, 1)) -> Point | None:
+        """Coarse grid, a pattern search from its best points, then the smallest change. `starts`: how many of
+        the best, and how many of the cheapest that meet the level as the trace is but not on every reordering
+        (often one step from a setting that does: a replica more, a longer window)."""
         coarse = search.coarse(extra=[space.start(), self.hold_all(space)])
-        # From the two best, and from the two cheapest that meet the level as the trace is but not on every
-        # reordering (one step from a setting that does, often: a replica more, a longer window).
-        near = sorted((p for p in coarse if p.met_trace and not p.met), key=lambda p: (p.cost, p.cand))[:2]
-        for p in [*sorted(coarse, key=Point.key)[:2], *near]:
+        near = sorted((p for p in coarse if p.met_trace and not p.met), key=lambda p: (p.cost, p.cand))[:starts[1]]
+        for p in [*sorted(coarse, key=Point.key)[:starts[0]], *near]:
             search.descend(p, phase=f"{phase}fine")
         if search.best is not None:
             return search.simplify(search.best)
@@ -200,10 +200,12 @@ class Tuner:
         built = search.build(point.cand)
         return built is not None and bool(built.settings.replica_windows or built.settings.headroom_windows)
 
-    def reactive(self, search: Search, space: Space, best: Point | None) -> tuple[Point | None, Search | None]:
-        """The best setting without any cron window (reactive scaling alone), to show what the windows buy."""
+    def reactive(self, search: Search, space: Space,
+                 best: Point | None) -> tuple[Point | None, Search | None, Search | None]:
+        """The best setting without any cron window (reactive scaling alone), to show what the windows buy: the
+        point, the search whose space it is in, and the reactive search (None: the best has no window)."""
         if best is None or not best.met or not self.uses_windows(search, best):
-            return None, None
+            return None, None, None
         knobs = []
         for k in space.knobs:
             if k.path == f"{self.stack.prefix}.schedules":
@@ -217,7 +219,15 @@ class Tuner:
         rspace = Space(tuple(knobs))
         reactive = Search(rspace, self.builder(rspace), search.evaluator, search.level, search.excess,
                           search.demand_h, search.part, self.progress, search.stress)
-        return self.search(reactive, rspace, "reactive "), reactive
+        found = self.search(reactive, rspace, "reactive ", starts=(1, 0))
+        # the main search may have met the level without a window too, somewhere the reactive one did not go
+        plain = [(p, search) for p in search.points.values() if p.met and not self.uses_windows(search, p)]
+        if found is not None and found.met:
+            plain.append((found, reactive))
+        if not plain:
+            return found, reactive, reactive
+        point, owner = min(plain, key=lambda ps: ps[0].key())
+        return point, owner, reactive
 
     # --- the run ---
 
@@ -244,12 +254,12 @@ class Tuner:
             search = Search(space, self.builder(space), ev, request.level, lambda cap: _excess(tune_part, cap),
                             _demand(tune_part), "tune", self.progress, stress)
             best = self.search(search, space)
-            reactive_best, reactive = self.reactive(search, space, best)
+            reactive_best, owner, reactive = self.reactive(search, space, best)
             searches = [search, *([reactive] if reactive is not None else [])]
             winner = search
-            if reactive is not None and reactive_best is not None and best is not None and reactive_best.met \
+            if owner is not None and reactive_best is not None and best is not None and reactive_best.met \
                     and reactive_best.cost < best.cost:
-                best, winner = reactive_best, reactive
+                best, winner = reactive_best, owner
             if best is None or not best.met:
                 raise self.not_met(best, space)
             built = winner.build(best.cand)

@@ -317,6 +317,13 @@ def summary(out: Outcome, diff: str) -> str:
             lines.append(f"the cron windows buy {saving:,.0f} USD/month against reactive scaling alone: {without}")
     else:
         lines.append("the recommendation has no cron window: reactive scaling alone was cheapest on this trace")
+    level = Level(lv["maxUnservedPercent"], lv["p95TimeToCapacityMinutes"])
+    loose = min((p for p in out.points if p.unserved_pct <= level.max_unserved_pct + 1e-9),
+                key=lambda p: (p.cost, p.cand), default=None)
+    if loose is not None and loose.cost < rec["costPerMonth"] * (1 - MIN_SAVING):
+        lines.append(f"the time to capacity is what costs here: the cheapest setting simulated that meets the unserved "
+                     f"level alone costs {loose.cost:,.0f} USD/month (p95 {loose.p95:.1f} min within reach; "
+                     f"{set_options(loose.changes) or 'the stack as it is'})")
     dom = cur.get("dominatedBy")
     if dom:
         lines.append(f"the stack's own settings are dominated: {set_options(dom['settings'])} costs "
