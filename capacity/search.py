@@ -257,6 +257,22 @@ class Search:
         worst = max((self.level.violation(pct, p95) for pct, p95 in figures), default=0.0)
         return dataclasses.replace(point, met=met, violation=max(point.violation, worst), stress=tuple(figures))
 
+    def run(self, extra: Sequence[Candidate] = (), phase: str = "", starts: tuple[int, int] = (2, 1)) -> Point | None:
+        """Coarse grid (with `extra` candidates), a pattern search from its best points, then the smallest change;
+        the cheapest point that meets the level, else the closest. `starts`: how many of the best, and how many
+        of the cheapest that meet the level as the trace is but not on every reordering (often one step from a
+        setting that does: a replica more, a longer window)."""
+        coarse = self.coarse(extra)
+        for p in sorted(coarse, key=Point.key)[:starts[0]]:
+            self.descend(p, phase=f"{phase}fine")
+        near = sorted((p for p in self.points.values() if p.met_trace and not p.met and p.stress),
+                      key=lambda p: (p.cost, p.cand))[:starts[1]]
+        for p in near:
+            self.descend(p, phase=f"{phase}fine")
+        if self.best is not None:
+            return self.simplify(self.best)
+        return min(self.points.values(), key=Point.key, default=None)
+
     def coarse(self, extra: Sequence[Candidate] = ()) -> list[Point]:
         """The coarse grid, floor cost ascending (so that cheap floors set the bar that skips dear ones)."""
         grid = list(dict.fromkeys([*self.space.coarse(), *extra]))

@@ -185,16 +185,7 @@ class Tuner:
     # --- searches ---
 
     def search(self, search: Search, space: Space, phase: str = "", starts: tuple[int, int] = (2, 1)) -> Point | None:
-        """Coarse grid, a pattern search from its best points, then the smallest change. `starts`: how many of
-        the best, and how many of the cheapest that meet the level as the trace is but not on every reordering
-        (often one step from a setting that does: a replica more, a longer window)."""
-        coarse = search.coarse(extra=[space.start(), self.hold_all(space)])
-        near = sorted((p for p in coarse if p.met_trace and not p.met), key=lambda p: (p.cost, p.cand))[:starts[1]]
-        for p in [*sorted(coarse, key=Point.key)[:starts[0]], *near]:
-            search.descend(p, phase=f"{phase}fine")
-        if search.best is not None:
-            return search.simplify(search.best)
-        return min(search.points.values(), key=Point.key, default=None)
+        return search.run([space.start(), self.hold_all(space)], phase, starts)
 
     def uses_windows(self, search: Search, point: Point) -> bool:
         built = search.build(point.cand)
