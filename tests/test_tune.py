@@ -401,3 +401,33 @@ def test_a_trace_with_iso_timestamps_sets_the_windows_clock(tmp_path: Path) -> N
     assert tuner.stack.start == start
     shape, _ = learn(list(segments(path, "requests", 1.0)), tuner.stack.settings(tuner.stack.cfg).start, "UTC")
     assert shape is not None and shape.windows(0.5, 6, 1, 16, LEAD)[0]["start"] == "15 9 * * *"
+
+
+# --- the line in the pull request's what-if comment ----------------------------------------------------------
+
+
+def test_the_what_if_comment_says_when_the_heads_settings_are_dominated(tmp_path: Path) -> None:
+    from capacity.cli import parse_args
+    from capacity.cli import run as what_if
+    from capacity.compare import comment
+    from capacity.compare import main as compare_main
+
+    head = what_if(parse_args(["prod", "--days", "1"]))
+    d = tmp_path / "cmp"
+    d.mkdir()
+    (d / "prod.base.json").write_text(json.dumps(head))
+    (d / "prod.head.json").write_text(json.dumps(head))
+    assert "Dominated" not in comment(d, ["prod"])  # no tuner result: no line
+    dominated = {"settings": {"gpuPool.headroom": None}, "costPerMonth": 47_000.0, "gpuHoursUnserved": 1.0,
+                 "savingPerMonth": head["costPerMonth"] - 47_000.0, "gpuHoursUnservedLess": 0.25}
+    tune = {"current": {"costPerMonth": head["costPerMonth"], "dominatedBy": dominated}}
+    (d / "prod.tune.json").write_text(json.dumps(tune))
+    text = comment(d, ["prod"])
+    line = next(line for line in text.splitlines() if line.startswith("**Dominated:**"))
+    assert f"cost {head['costPerMonth'] - 47_000:,.0f} USD/month less" in line and "0.25 GPU-hours less" in line
+    assert "`python -m capacity tune prod`" in line and "headroom" not in line  # numbers only, no settings text
+    (d / "prod.tune.json").write_text(json.dumps({"current": {"dominatedBy": None}}))
+    assert "Dominated" not in comment(d, ["prod"])
+    # the tuner's JSON may come from a fork: a non-number is refused, not pasted into the comment
+    (d / "prod.tune.json").write_text(json.dumps({"current": {"dominatedBy": {**dominated, "savingPerMonth": "<b>"}}}))
+    assert compare_main([str(tmp_path / "c.md"), str(d), "prod"]) == 1
