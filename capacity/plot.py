@@ -61,12 +61,15 @@ def tradeoff(outcome: Any, out: Path) -> None:
         return 100 * entry["gpuHoursUnserved"] / demand if demand else 0.0
 
     fig, ax = plt.subplots(figsize=(10, 6))
-    met = [p for p in outcome.points if p.met]
-    missed = [p for p in outcome.points if not p.met]
-    ax.scatter([p.unserved_pct for p in missed], [p.cost for p in missed], s=10, color="0.7",
-               label=f"simulated, misses the level ({len(missed)})")
-    ax.scatter([p.unserved_pct for p in met], [p.cost for p in met], s=12, color="tab:green", alpha=0.7,
-               label=f"simulated, meets the level ({len(met)})")
+    groups = (
+        ([p for p in outcome.points if not p.met_trace], 10, "0.7", "misses the level"),
+        ([p for p in outcome.points if p.met_trace and not p.met], 12, "tab:olive",
+         "meets it on the trace, not (or not checked) on every reordering"),
+        ([p for p in outcome.points if p.met], 16, "tab:green", "meets it on every reordering too"),
+    )
+    for points, size, color, label in groups:
+        ax.scatter([p.unserved_pct for p in points], [p.cost for p in points], s=size, color=color,
+                   label=f"simulated, {label} ({len(points)})")
     front = sorted(outcome.front, key=lambda p: p.unserved_pct)
     ax.step([p.unserved_pct for p in front], [p.cost for p in front], where="post", color="tab:green", lw=1,
             label="trade-off front (nothing both cheaper and serving more)")
