@@ -100,7 +100,9 @@ def _plot_format_problem(path: Path) -> Problem | None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m capacity", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m capacity", description=__doc__.splitlines()[0],
+                                epilog="python -m capacity tune <stack> --help: the cheapest settings that meet a "
+                                       "service level on the trace")
     p.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml from the repository root")
     p.add_argument("--trace", help="demand CSV (default: the stack's whatIf.trace)")
     p.add_argument("--workload", help="workload to drive (default: whatIf.workload, else the first)")

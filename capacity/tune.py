@@ -74,7 +74,7 @@ def _split(segs: Sequence[Segment], hold_out: float) -> float:
         if end >= 3 * unit:
             cut = round(cut / unit) * unit
             break
-    return min(max(cut, 60.0), end - 60.0)
+    return min(max(cut, 600.0), end - 600.0)
 
 
 def _part(segs: Sequence[Segment], start: float, end: float) -> list[Segment]:
@@ -228,6 +228,10 @@ class Tuner:
         limit = request.days * 1440 if request.days is not None else None
         segs = list(segments(self.path, self.column, self.per_gpu, limit))
         end = segs[-1].end
+        if request.hold_out > 0 and end < 20 * 60:
+            raise _problem("--hold-out", f"{request.hold_out:.0%}", f"leaves too little of a trace of {end / 60:g} "
+                           "minutes to tune on and to check (both parts need 10 minutes or more)",
+                           "give a longer trace, or tune on all of it with --hold-out 0")
         split = _split(segs, request.hold_out) if request.hold_out > 0 else end
         tune_part, held_part = _part(segs, 0, split), _part(segs, split, end)
         self.bounds = bounds = find_bounds(stack, request)

@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, help="simulations in parallel (default: the cores this process may use)")
     p.add_argument("--json", type=Path, help="write the result as JSON ('-' for stdout)")
     p.add_argument("--plot", type=Path, help="write the cost/unserved trade-off of every setting simulated")
-    p.add_argument("--patch", type=Path, help="write the stack-file change as a patch for `git apply`")
+    p.add_argument("--patch", type=Path, help="write the stack-file change as a patch for `git apply` ('-': stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--if-configured", action="store_true",
                    help="exit 0 without a result when the stack has no whatIf.trace (for CI over every stack)")
@@ -382,6 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from capacity.plot import tradeoff
 
         tradeoff(out, args.plot)
+    if args.patch is not None and str(args.patch) == "-":
+        sys.stdout.write(diff)
+        return 0
     if args.patch is not None:
         args.patch.write_text(diff, encoding="utf-8")
     text = json.dumps(out.result, indent=2, sort_keys=True) + "\n"

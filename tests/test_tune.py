@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -431,3 +432,20 @@ def test_the_what_if_comment_says_when_the_heads_settings_are_dominated(tmp_path
     # the tuner's JSON may come from a fork: a non-number is refused, not pasted into the comment
     (d / "prod.tune.json").write_text(json.dumps({"current": {"dominatedBy": {**dominated, "savingPerMonth": "<b>"}}}))
     assert compare_main([str(tmp_path / "c.md"), str(d), "prod"]) == 1
+
+
+def test_a_stack_without_a_trace_is_skipped_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    text = (ROOT / "Pulumi.dev.yaml").read_text()
+    (tmp_path / "Pulumi.dev.yaml").write_text(text[:text.index("  # What-if")])
+    status, err = run(capsys, "dev", "--root", str(tmp_path), "--if-configured")
+    assert status == 0 and "no whatIf.trace in the stack, nothing to tune" in err
+    status, err = run(capsys, "dev", "--root", str(tmp_path))
+    assert status == 2 and "--trace: '' is not given, and the stack has no whatIf.trace" in err
+
+
+def test_a_trace_too_short_to_hold_a_part_out_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = write(tmp_path / "short.csv", trace(15 / 1440, lambda m: 2, step=1))
+    status, err = run(capsys, "dev", "--trace", str(short), "--column", "requests", "--per-gpu", "1")
+    assert status == 2 and "--hold-out: '30%' leaves too little of a trace of 15 minutes" in err
+    assert "--hold-out 0" in err and "Traceback" not in err

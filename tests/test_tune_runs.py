@@ -134,3 +134,12 @@ def test_prods_recommendation_meets_the_level_on_the_held_out_days_near_the_orac
     assert len(out["recommended"]["serviceLevel"]["reorderings"]) == 8
     assert not out["current"]["serviceLevel"]["met"]  # prod as configured waits 6.5 min (within reach) at p95
     assert out["current"]["dominatedBy"]["savingPerMonth"] > 0
+
+
+def test_the_patch_goes_to_stdout_for_a_pipe(tmp_path: Path) -> None:
+    args = synthetic(tmp_path, "daily")
+    result = subprocess.run([sys.executable, "-m", "capacity", "tune", "dev", "--quiet", *args, "--patch", "-"],
+                            cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("--- a/Pulumi.dev.yaml\n+++ b/Pulumi.dev.yaml\n")
+    assert '+        - start: "15 9 * * *"' in result.stdout and "tuning part" not in result.stdout
