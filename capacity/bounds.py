@@ -211,22 +211,24 @@ def _model_key(path: str) -> str:
     return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path)
 
 
+def _range_ends(ranges: Mapping[str, Range]) -> list[tuple[str, Range, str, Any]]:
+    """(path, range, "a lower"/"an upper", the end as a stack-file value) for every end the command line gave."""
+    return [(path, rng, which, _end_value(path, end)) for path, rng in ranges.items()
+            for which, end in (("a lower", rng.low), ("an upper", rng.high)) if end is not None]
+
+
 def check_range_ends(stack: Stack, ranges: Mapping[str, Range]) -> None:
     """Each end of each --range on its own, set in the stack: refused when the model refuses that key's value."""
     problems = []
-    for path, rng in ranges.items():
-        for which, end in (("a lower", rng.low), ("an upper", rng.high)):
-            if end is None:
-                continue
-            value = _end_value(path, end)
-            try:
-                stack.load({path: value})
-            except ConfigError as exc:
-                own = [p for p in exc.problems if p.key == _model_key(path)]
-                if own:
-                    problems.append(Problem("--range", _range_text(path, rng),
-                                            f"has {which} end the config model refuses ({own[0].key}: "
-                                            f"{own[0].value!r} {own[0].message})", own[0].fix))
+    for path, rng, which, value in _range_ends(ranges):
+        try:
+            stack.load({path: value})
+        except ConfigError as exc:
+            own = [p for p in exc.problems if p.key == _model_key(path)]
+            if own:
+                problems.append(Problem("--range", _range_text(path, rng),
+                                        f"has {which} end the config model refuses ({own[0].key}: "
+                                        f"{own[0].value!r} {own[0].message})", own[0].fix))
     if problems:
         raise UsageError(problems)
 
@@ -274,19 +276,15 @@ def find_bounds(stack: Stack, request: Request) -> Bounds:
     # every end the command line gave, at the widest other bounds, through the config model
     widest = loosest(stack, bounds.min_nodes, bounds.max_nodes, bounds.max_replicas, bounds.min_replicas)
     problems = []
-    for path, rng in r.items():
-        for which, end in (("a lower", rng.low), ("an upper", rng.high)):
-            if end is None:
-                continue
-            value = _end_value(path, end)
-            try:
-                stack.load({**widest, path: value})
-            except ConfigError as exc:
-                first = exc.problems[0]
-                problems.append(Problem("--range", _range_text(path, rng),
-                                        f"has {which} end ({value}) that the config model refuses even at the "
-                                        f"widest other bounds ({first.key}: {first.value!r} {first.message})",
-                                        f"keep the end within what the model accepts ({first.fix})"))
+    for path, rng, which, value in _range_ends(r):
+        try:
+            stack.load({**widest, path: value})
+        except ConfigError as exc:
+            first = exc.problems[0]
+            problems.append(Problem("--range", _range_text(path, rng),
+                                    f"has {which} end ({value}) that the config model refuses even at the widest "
+                                    f"other bounds ({first.key}: {first.value!r} {first.message})",
+                                    f"keep the end within what the model accepts ({first.fix})"))
     if problems:
         raise UsageError(problems)
     return bounds

@@ -64,15 +64,21 @@ def _output_problem(option: str, path: Path) -> Problem | None:
     return None
 
 
+def trace_option_problems(days: float | None, per_gpu: float | None) -> list[Problem]:
+    """`--days` and `--per-gpu`, as the what-if and the tuner take them."""
+    problems = []
+    if days is not None and not (math.isfinite(days) and days > 0):
+        problems.append(Problem("--days", days, "is not a positive number of days",
+                                "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))
+    if per_gpu is not None and not (math.isfinite(per_gpu) and per_gpu > 0):
+        problems.append(Problem("--per-gpu", per_gpu, "is not a positive number",
+                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    return problems
+
+
 def check_args(args: argparse.Namespace) -> None:
     """Every problem of the command line at once (UsageError), before the stack is read or the trace replayed."""
-    problems: list[Problem | None] = []
-    if args.days is not None and not (math.isfinite(args.days) and args.days > 0):
-        problems.append(Problem("--days", args.days, "is not a positive number of days",
-                                "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))
-    if args.per_gpu is not None and not (math.isfinite(args.per_gpu) and args.per_gpu > 0):
-        problems.append(Problem("--per-gpu", args.per_gpu, "is not a positive number",
-                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    problems: list[Problem | None] = [*trace_option_problems(args.days, args.per_gpu)]
     if args.json is not None and str(args.json) != "-":
         problems.append(_output_problem("--json", args.json))
     if args.plot is not None:

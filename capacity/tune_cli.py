@@ -28,7 +28,7 @@ import yaml
 
 from capacity import config as stackfile
 from capacity.bounds import CLUSTER, Request
-from capacity.cli import USAGE, UsageError, _output_problem, _plot_format_problem
+from capacity.cli import USAGE, UsageError, _output_problem, _plot_format_problem, trace_option_problems
 from capacity.search import MIN_SAVING, Level, Point
 from capacity.space import Range
 from capacity.stackedit import edited, scalar, unified_diff
@@ -165,12 +165,7 @@ def request_from(args: argparse.Namespace) -> Request:
                                 "give a small count, e.g. --reorderings 3 (0 checks the trace as it is only)"))
     if args.jobs is not None and args.jobs < 1:
         problems.append(Problem("--jobs", args.jobs, "is not a positive number of processes", "give --jobs 1 or more"))
-    if args.days is not None and not (math.isfinite(args.days) and args.days > 0):
-        problems.append(Problem("--days", args.days, "is not a positive number of days",
-                                "give --days > 0, or leave it out to use the whole trace"))
-    if args.per_gpu is not None and not (math.isfinite(args.per_gpu) and args.per_gpu > 0):
-        problems.append(Problem("--per-gpu", args.per_gpu, "is not a positive number",
-                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    problems += trace_option_problems(args.days, args.per_gpu)
     if args.timezone is not None:
         try:
             ZoneInfo(args.timezone)
