@@ -436,6 +436,13 @@ def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
     assert 'python -m capacity "$stack" --if-configured --json "plan/$stack.whatif.json"' in head_run
     review = (GITHUB / "scripts" / "offline-plan-review.sh").read_text()
     assert 'python -m capacity.compare "$out_dir/what-if.md" "$base_dir/what-if" "$@"' in review
+    # The tuner on the head, for the "dominated" line: a level the stack cannot meet (exit 2) leaves it out,
+    # a crash (exit 1) fails the step.
+    script = (GITHUB / "scripts" / "what-if.sh").read_text()
+    tune = 'python -m capacity tune "$stack" --if-configured --quiet --json'
+    assert f'{tune} "$out/$stack.tune.json"' in script and "|| [ $? -eq 2 ]" in script
+    assert f'{tune} "plan/$stack.tune.json"' in head_run and "|| [ $? -eq 2 ]" in head_run
+    assert 'cp "$head_dir/$stack.tune.json" "$base_dir/what-if/$stack.tune.json"' in review
 
 
 def _repo_copy(dest: Path) -> None:
@@ -486,6 +493,9 @@ def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: P
     assert head["costPerMonth"] > base["costPerMonth"]
     assert comment.startswith("<!-- what-if -->")
     assert not (repo / "out" / "base-src").exists()
+    # On its first day prod's trace peaks above what maxNodes 4 can serve: the tuner refuses the level (exit 2),
+    # which leaves the dominated line out and the comment whole.
+    assert not (repo / "out" / "prod.tune.json").exists() and "cannot be met" in result.stderr
 
 
 @pytest.mark.subprocess
