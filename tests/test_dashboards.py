@@ -155,8 +155,8 @@ def test_the_price_variable_starts_at_the_stacks_price(cfg: StackConfig) -> None
     """The cost panels read `$gpu_hour_price`; it starts at gpuPool.pricePerGpuHour, the one price estimate."""
     board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
     (price,) = [v for v in board["templating"]["list"] if v["name"] == "gpu_hour_price"]
-    assert float(price["query"]) == cfg.gpu_pool.price_per_gpu_hour
-    cheaper = cfg.model_copy(update={"gpu_pool": cfg.gpu_pool.model_copy(update={"price_per_gpu_hour": 2.75})})
+    assert float(price["query"]) == cfg.pools[0].price_per_gpu_hour
+    cheaper = cfg.model_copy(update={"gpu_pool": cfg.pools[0].model_copy(update={"price_per_gpu_hour": 2.75})})
     (price,) = [v for v in dashboards.dashboards(cheaper)["gpu-autoscaling.json"]["templating"]["list"]
                 if v["name"] == "gpu_hour_price"]
     assert price["query"] == "2.75"
