@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from stackconfig.errors import Problem
+from stackconfig.errors import UNSET, Problem
 from stackconfig.packing import pack
 from stackconfig.stack import StackConfig
 from stackconfig.workloads import WorkloadConfig
@@ -74,8 +74,8 @@ def pool_choice_problems(cfg: StackConfig, key: str, w: WorkloadConfig) -> list[
     names = [p.name for p in cfg.pools]
     choices = ", ".join(names)
     if w.pool is None and len(names) > 1:
-        return [Problem(f"{key}.pool", None, f"is not set, but the stack has {len(names)} GPU pools ({choices}): "
-                        "which one the pods run on must be stated", f"set {key}.pool to one of: {choices}")]
+        return [Problem(f"{key}.pool", UNSET, f"must be stated: the stack has {len(names)} GPU pools ({choices}), "
+                        "and a workload's pods run on one of them", f"set {key}.pool to one of: {choices}")]
     pool = cfg.pool_of(w)
     if pool is None:
         guess = difflib.get_close_matches(str(w.pool), names, n=1)
@@ -108,10 +108,9 @@ def workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.minReplicas", w.min_replicas,
                                f"is greater than maxReplicas ({w.max_replicas})",
                                "lower minReplicas or raise maxReplicas"))
-        choice = pool_choice_problems(cfg, key, w)
-        out += choice
+        out += pool_choice_problems(cfg, key, w)
         pool = cfg.pool_of(w)
-        if pool is not None and pool.gpus and not any(p.key == f"{key}.pool" and p.value is None for p in choice):
+        if pool is not None and pool.gpus:
             out += fit_problems(key, w, pool.gpus, pool.max_nodes,
                                 cfg.pool_key(pool) if len(cfg.pools) > 1 else None)
         if w.min_replicas == 0 and w.wake_trigger is None:
