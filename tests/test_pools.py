@@ -138,6 +138,18 @@ def test_each_workloads_pods_can_land_only_on_its_pool(two: Recording) -> None:
     assert {name: {p for p, pool in pools.items() if lands_on(pods[name], pool)} for name in expected} == expected
 
 
+def test_pools_that_state_no_labels_each_get_their_own(two: Recording) -> None:
+    """The default label is the pool's name, so two pools that state none still keep their workloads apart."""
+    bare = two_pools()
+    for pool in bare["gpuPools"]:
+        pool.pop("labels", None)
+    rec = record_stack("prod", bare)
+    pools, pods = cluster_pools(rec), pod_specs(rec)
+    assert {name: p["labels"] for name, p in pools.items()} == {name: {POOL_LABEL: name} for name in ("gpu", "spot")}
+    assert {name: {p for p, pool in pools.items() if lands_on(pods[name], pool)}
+            for name in ("inference", "embeddings")} == {"inference": {"gpu"}, "embeddings": {"spot"}}
+
+
 def test_a_workload_without_the_interruptible_opt_in_cannot_land_on_spot_even_with_its_labels(two: Recording) -> None:
     """The spot taint, not only the label, keeps on-demand work off spot capacity: inference selecting the spot
     pool's labels still does not tolerate its taint."""
