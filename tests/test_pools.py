@@ -313,3 +313,24 @@ def test_the_guard_passes_resizing_the_second_pool(two: Recording) -> None:
     findings = guard.check_plans(build_plan(two), build_plan(record_stack("prod", head)))
     assert findings and not [f for f in findings if f.blocking]
     assert [f.subject for f in findings] == ["pool `spot`"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Alerts per pool
+
+
+def test_each_pool_has_its_own_at_max_and_pending_alerts(two: Recording) -> None:
+    """`GpuPoolAtMaxNodes` per pool at that pool's maxNodes over its own workloads; a Pending embeddings pod is the
+    spot pool's (its provisioning time and fix), never counted again as the first pool's."""
+    rules = [r for g in two.get("monitoring-gpu-rules").inputs["spec"]["groups"] for r in g["rules"]]
+    at_max = {r["labels"]["pool"]: r["expr"] for r in rules if r.get("alert") == "GpuPoolAtMaxNodes"}
+    assert at_max == {
+        pool: f'(workload:replicas_desired:max{{pool="{pool}"}} > workload:replicas_available:max{{pool="{pool}"}}) '
+              f'and on () (gpu_pool:nodes:count{{pool="{pool}"}} >= {top})'
+        for pool, top in (("gpu", 4), ("spot", 2))
+    }
+    pending = {r["labels"]["pool"]: r for r in rules if r.get("alert") == "GpuPodPendingTooLong"}
+    embeddings = 'namespace_pod:gpu_pod_pending:info{namespace="batch",pod=~"embeddings-[a-z0-9]{1,10}-[a-z0-9]{5}"}'
+    assert pending["spot"]["expr"] == embeddings
+    assert pending["gpu"]["expr"].endswith(f"unless on (namespace, pod) ({embeddings})")
+    assert "gpuPools[1].maxNodes" in pending["spot"]["annotations"]["description"]
