@@ -334,3 +334,31 @@ def test_each_pool_has_its_own_at_max_and_pending_alerts(two: Recording) -> None
     assert pending["spot"]["expr"] == embeddings
     assert pending["gpu"]["expr"].endswith(f"unless on (namespace, pod) ({embeddings})")
     assert "gpuPools[1].maxNodes" in pending["spot"]["annotations"]["description"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Which pool grows: the autoscaler's expander
+
+
+def with_expander(value: str) -> dict[str, Any]:
+    cluster = stack_file("prod")["cluster"]
+    return {**two_pools(), "cluster": {**cluster, "autoscaler": {**cluster.get("autoscaler", {}), "expander": value}}}
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("priority", "cluster-autoscaler-priority-expander"),
+    ("least-waste,price", "cloudprovider.Pricing"),
+    ("grpc", "--grpc-expander-url"),
+    ("cheapest", "is not a Cluster Autoscaler expander"),
+])
+def test_an_expander_that_cannot_work_on_gcore_is_refused(value: str, why: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        record_stack("prod", with_expander(value))
+    (problem,) = [p for p in exc.value.problems if p.key == "cluster.autoscaler.expander"]
+    assert problem.value == value and why in problem.message
+    assert "random, most-pods, least-waste" in problem.fix
+
+
+def test_a_working_expander_chain_reaches_gcore() -> None:
+    rec = record_stack("prod", with_expander("least-waste,random"))
+    assert rec.get(CLUSTER_RESOURCE).inputs["autoscalerConfig"]["expander"] == "least-waste,random"

@@ -194,9 +194,10 @@ EXPANDERS = ("random", "most-pods", "least-waste")
 #: Expanders Gcore's key accepts but that cannot work there, with why.
 EXPANDERS_REFUSED = {
     "priority": "needs the ConfigMap cluster-autoscaler-priority-expander in the autoscaler pod's own namespace, with "
-                "regular expressions over node-group names; Gcore runs the managed autoscaler outside the cluster "
-                "and documents neither that namespace nor its node-group names, so the program cannot write it",
-    "price": "needs the cloud provider's price model, which the autoscaler has only for GCE, GKE and Equinix Metal",
+                "regular expressions over node-group names; Gcore manages the autoscaler and documents neither that "
+                "namespace nor its node-group names, so the program cannot write it",
+    "price": "needs node prices from the cloud provider's autoscaler integration (cloudprovider.Pricing), which "
+             "Gcore does not document",
     "grpc": "needs an expander service and the --grpc-expander-url and --grpc-expander-cert flags, which are not "
             "among the keys Gcore accepts",
 }
