@@ -8,12 +8,15 @@ interruption. Each check reads the recording (the inputs Pulumi would send), nev
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from capacity import cli as capacity_cli
 from delivery import guard
 from offline.engine import ROOT, Recording, record_stack
 from offline.plan import build_plan, render_yaml
@@ -362,3 +365,30 @@ def test_an_expander_that_cannot_work_on_gcore_is_refused(value: str, why: str) 
 def test_a_working_expander_chain_reaches_gcore() -> None:
     rec = record_stack("prod", with_expander("least-waste,random"))
     assert rec.get(CLUSTER_RESOURCE).inputs["autoscalerConfig"]["expander"] == "least-waste,random"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The what-if per pool
+
+
+def what_if(tmp_path: Path, *overrides: str) -> dict[str, Any]:
+    out = tmp_path / f"what-if-{len(list(tmp_path.iterdir()))}.json"
+    assert capacity_cli.main(["prod", "--days", "1", "--json", str(out), *overrides]) == 0
+    return dict(json.loads(out.read_text()))
+
+
+def test_the_what_if_replays_the_workloads_pool_and_bills_the_others_at_their_floor(tmp_path: Path) -> None:
+    """`--workload inference` is replayed on pool `gpu`; embeddings no longer hold GPUs there but on the spot
+    pool, billed at its minNodes and its own price (docs/gpu-pools.md quotes the 14-day figures)."""
+    o = two_pools()
+    split = what_if(tmp_path, "--set", "gpuPool=null", "--set", f"gpuPools={json.dumps(o['gpuPools'])}",
+                    "--set", f"workloads={json.dumps(o['workloads'])}")
+    one = what_if(tmp_path)
+    assert split["pool"] == "gpu" and split["pools"]["gpu"]["simulated"] is True
+    spot = split["pools"]["spot"]
+    assert (spot["simulated"], spot["spot"], spot["nodes"], spot["workloads"]) == (False, True, 1, ["embeddings"])
+    assert spot["cost"] == pytest.approx(1 * 8 * 1.6 * split["hours"])
+    assert split["stack"]["cost"] == pytest.approx(split["pools"]["gpu"]["cost"] + spot["cost"])
+    # One pool: embeddings' minReplicas (1 × 2 GPUs) sit on the replayed pool; two pools: not any more.
+    assert one["gpuHoursOtherWorkloads"] == pytest.approx(2 * one["hours"])
+    assert split["gpuHoursOtherWorkloads"] == 0
