@@ -29,7 +29,7 @@ class StackConfig(Model):
     #: The GPU pools (issue 19). A stack sets this or, as stacks did before there were several pools, `gpuPool`.
     gpu_pools: list[GpuPoolItem] | None = None
     #: The one GPU pool of older stacks (and the default pool of a stack that sets neither): still accepted, and the
-    #: same pool as `gpuPools: [<it>]` (docs/configuration.md, "From gpuPool to gpuPools").
+    #: same pool as `gpuPools: [<it>]` (docs/gpu-pools.md, "From gpuPool to gpuPools").
     gpu_pool: GpuPoolConfig | None = None
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
     charts: ChartsConfig = Field(default_factory=ChartsConfig)

@@ -205,7 +205,7 @@ EXPANDERS_REFUSED = {
 
 def expander_problems(where: str, value: str) -> list[Problem]:
     """`cluster.autoscaler.expander`: it decides which pool grows only for a Pending pod that several pools could
-    take. The platform's workloads each select one pool, so for them there is never a choice (docs/design.md)."""
+    take. The platform's workloads each select one pool, so for them there is never a choice (docs/gpu-pools.md)."""
     out = []
     for name in (part.strip() for part in value.split(",")):
         if name in EXPANDERS_REFUSED:

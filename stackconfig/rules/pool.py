@@ -23,7 +23,7 @@ def pool_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("gpuPool", cfg.gpu_pool.name,
                            "is set beside gpuPools: a stack states its GPU pools one way",
                            "move gpuPool into gpuPools as its first item, with its name (`gpu` when it had none), "
-                           "so that Gcore keeps the pool (docs/configuration.md, 'From gpuPool to gpuPools'), or "
+                           "so that Gcore keeps the pool (docs/gpu-pools.md, 'From gpuPool to gpuPools'), or "
                            "remove gpuPool"))
     if cfg.gpu_pools is not None and not cfg.gpu_pools:
         return [*out, Problem("gpuPools", [], "holds no pool; the platform needs at least one GPU pool",
