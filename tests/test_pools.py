@@ -17,10 +17,11 @@ import pytest
 import yaml
 
 from capacity import cli as capacity_cli
-from delivery import guard
+from delivery import guard, policy_config
+from delivery.policy_check import read_config, run_policies
 from offline.engine import ROOT, Recording, record_stack
 from offline.plan import build_plan, render_yaml
-from stackconfig import ConfigError
+from stackconfig import ConfigError, load_stack_config
 from tests.conftest import CLUSTER_RESOURCE
 
 SPOT_FLAVOR = "bm3-ai-ndp2-spot-1xlarge-h100-80-8"
@@ -392,3 +393,31 @@ def test_the_what_if_replays_the_workloads_pool_and_bills_the_others_at_their_fl
     # One pool: embeddings' minReplicas (1 × 2 GPUs) sit on the replayed pool; two pools: not any more.
     assert one["gpuHoursOtherWorkloads"] == pytest.approx(2 * one["hours"])
     assert split["gpuHoursOtherWorkloads"] == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The budget policy sums over pools, each at its own price
+
+
+def test_the_budget_policies_sum_every_pool_at_its_own_price(two: Recording, tmp_path: Path) -> None:
+    """prod's budget is 160.00/hour. At maxNodes the on-demand pool costs 4 × 8 × 4.00 = 128.00 and the spot pool
+    2 × 8 × 1.60 = 25.60: 153.60 in all, within it. Priced at the on-demand price (a config that does not know the
+    spot pool's), the spot pool would be 64.00 and the sum 192.00, over it."""
+    config = json.loads((ROOT / "policy" / "config" / "prod.json").read_text())
+    for policy in ("gpu-pool-hourly-budget", "gpu-headroom-hourly-budget"):
+        config[policy]["pricePerGpuHourByPool"] = {"gpu": 4.0, "spot": 1.6}
+    priced = tmp_path / "priced.json"
+    priced.write_text(json.dumps(config))
+    assert [v.policy for v in run_policies(build_plan(two), read_config(priced))] == []
+    for policy in ("gpu-pool-hourly-budget", "gpu-headroom-hourly-budget"):
+        config[policy]["pricePerGpuHourByPool"] = {"gpu": 4.0}
+    unpriced = tmp_path / "unpriced.json"
+    unpriced.write_text(json.dumps(config))
+    reported = {v.policy: v.message for v in run_policies(build_plan(two), read_config(unpriced))}
+    assert "can cost up to 192.00/hour" in reported["gpu-pool-hourly-budget"], reported
+
+
+def test_the_generated_policy_config_prices_each_pool() -> None:
+    """delivery.policy_config writes every pool's price by name from the stack."""
+    cfg = load_stack_config({k: v for k, v in {**stack_file("prod"), **two_pools()}.items() if v is not None})
+    assert policy_config.facts(cfg)["pricePerGpuHourByPool"] == {"gpu": 4.0, "spot": 1.6}
