@@ -21,8 +21,12 @@ from delivery import guard, policy_config
 from delivery.policy_check import read_config, run_policies
 from offline.engine import ROOT, Recording, record_stack
 from offline.plan import build_plan, render_yaml
-from stackconfig import ConfigError, load_stack_config
+from renderers import chart_values as cv
+from renderers import rule_groups as alerts
+from stackconfig import ConfigError, StackConfig, load_stack_config
 from tests.conftest import CLUSTER_RESOURCE
+from tests.prometheus_harness import dump_yaml, promtool
+from tests.test_alerts import available, hpa, ksm, pool_node, render
 
 SPOT_FLAVOR = "bm3-ai-ndp2-spot-1xlarge-h100-80-8"
 SPOT_TAINT = "platform.gcore-gpu/spot"
@@ -421,3 +425,47 @@ def test_the_generated_policy_config_prices_each_pool() -> None:
     """delivery.policy_config writes every pool's price by name from the stack."""
     cfg = load_stack_config({k: v for k, v in {**stack_file("prod"), **two_pools()}.items() if v is not None})
     assert policy_config.facts(cfg)["pricePerGpuHourByPool"] == {"gpu": 4.0, "spot": 1.6}
+
+
+@pytest.mark.subprocess
+def test_pool_at_max_fires_for_the_pool_at_its_max_only_on_a_real_prometheus(tmp_path: Path) -> None:
+    """promtool: the spot pool at its maxNodes (2) with embeddings short of replicas alerts as pool `spot`; the
+    on-demand pool, one node of its four, does not alert though inference is short too: it can still grow."""
+    cfg = load_stack_config({k: v for k, v in {**stack_file("prod"), **two_pools()}.items() if v is not None})
+    groups = alerts.rule_groups(cfg)
+    by_name = {w.name: w for w in cfg.workloads}
+    inference, embeddings = by_name["inference"], by_name["embeddings"]
+    series = {**pool_node(cfg, "gpu-0"), **spot_node(cfg, "spot-0"), **spot_node(cfg, "spot-1"),
+              **hpa(inference, desired="12x30"), **available(inference, "10x30"),
+              **hpa(embeddings, desired="3x30"), **available(embeddings, "2x30")}
+    (rule,) = [r for g in groups for r in g["rules"]
+               if r.get("alert") == "GpuPoolAtMaxNodes" and r["labels"]["pool"] == "spot"]
+    labels = {"workload": "embeddings", "namespace": "batch", **rule["labels"]}
+    test = {
+        "name": "the spot pool at maxNodes",
+        "interval": "1m",
+        "input_series": [{"series": s, "values": v} for s, v in series.items()],
+        "alert_rule_test": [{"eval_time": "20m", "alertname": "GpuPoolAtMaxNodes", "exp_alerts": [{
+            "exp_labels": labels,
+            "exp_annotations": {k: render(v, labels, None) for k, v in rule["annotations"].items()}}]}],
+        "promql_expr_test": [{"expr": "gpu_pool:nodes:count", "eval_time": "5m", "exp_samples": [
+            {"labels": '{__name__="gpu_pool:nodes:count",pool="gpu"}', "value": 1},
+            {"labels": '{__name__="gpu_pool:nodes:count",pool="spot"}', "value": 2}]}],
+    }
+    dump_yaml({"groups": groups}, tmp_path / "rules.yaml")
+    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, tmp_path / "tests.yaml")
+    result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gpuPools[1].maxNodes = 2" in labels_description(rule, labels)
+
+
+def spot_node(cfg: StackConfig, node: str) -> dict[str, str]:
+    """A Ready node of the second pool (tests/test_alerts.py's `pool_node` is the first pool's)."""
+    labels = {cv.ksm_label_name(k): v for k, v in cv.pool_node_labels(cfg.pools[1]).items()}
+    return {ksm("kube_node_labels", node=node, **labels): "1x30",
+            ksm("kube_node_status_condition", node=node, condition="Ready", status="true"): "1x30",
+            ksm("kube_node_status_allocatable", node=node, resource=cv.KSM_GPU_RESOURCE, unit="integer"): "8x30"}
+
+
+def labels_description(rule: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    return render(rule["annotations"]["description"], labels, None)
