@@ -32,7 +32,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
-from renderers import dcgm, promql, workload_specs
+from renderers import dcgm, promql, serving_profile, workload_specs
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -174,8 +174,8 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
-    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
-    target = promql.format_number(w.target_utilization)
+    threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
+    target = promql.format_number(w.gpu_target_utilization)
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     layout.row(
         f"Workload {w.namespace}/{w.name}: {w.gpus_per_pod} GPU(s) per pod, target {target} % "
@@ -237,6 +237,41 @@ def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
             f"{t.metric} per pod", "The series per pod, as the workload's PodMonitor scrapes it.",
             (f"{t.metric}{{{pods}}}", "{{pod}}"),
         ), 12, 8)
+    _profile_panels(layout, w)
+
+
+def _profile_panels(layout: _Layout, w: WorkloadConfig) -> None:
+    """A serving profile's triggers (issue 21): the latency ratio in its band, and what each trigger asks for."""
+    s = w.serving
+    if s is None:
+        return
+    e = serving_profile.engine(s)
+    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
+    ready = _wl(recorded.WL_AVAILABLE, w)
+    if s.latency_objective is not None:
+        ratio = serving_profile.latency_ratio_query(w)
+        layout.add(_timeseries(
+            "Latency ratio (P90 / objective) and its band",
+            f"The larger of P90 TTFT / {s.latency_objective.ttft_p90 or '-'} and P90 TPOT / "
+            f"{s.latency_objective.tpot_p90 or '-'}, clamped at {serving_profile.CLAMP:g} and smoothed: above "
+            f"{s.band.scale_up:g} replicas are added, below {s.band.scale_down:g} removed, in between the count holds. "
+            "Above 1 the objective is missed.",
+            (ratio, "latency ratio"), (f"vector({s.band.scale_up:g})", "scale up above"),
+            (f"vector({s.band.scale_down:g})", "scale down below"), ("vector(1)", "objective"),
+        ), 12, 8)
+    layout.add(_timeseries(
+        "Replicas each serving trigger asks for",
+        "ceil(value × ready replicas) per trigger (HPA metric type Value: pods still starting count as capacity, "
+        "the ask is sized by the ready pods that serve). The HPA follows the largest, the GPU guardrail included.",
+        *((f"ceil(({query}) * {ready})", name) for name, query in serving_profile.profile_queries(w)),
+    ), 12, 8)
+    layout.add(_timeseries(
+        f"{e.queue_gauge} and {e.kv_cache_gauge} per pod",
+        f"Waiting requests (saturated at {s.queue_per_replica:g} per pod) and KV-cache usage (saturated at "
+        f"{s.kv_cache_usage:g}) per pod, as the PodMonitor scrapes them.",
+        (f"sum by (pod) ({e.queue_gauge}{{{pods}}})", "waiting {{pod}}"),
+        (f"max by (pod) ({e.kv_cache_gauge}{{{pods}}})", "KV cache {{pod}}"),
+    ), 12, 8)
 
 
 def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
