@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers import dcgm, promql, workload_specs
+from renderers import dcgm, promql, serving_rules, workload_specs
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
 from stackconfig import StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, PLACEHOLDER_NAME
@@ -188,5 +188,6 @@ def recording_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     records = [*_pool_rules(cfg), *_dcgm_rules()]
     for w in cfg.workloads:
         records.extend(_workload_rules(w))
+        records.extend(serving_rules.serving_rules(w))
     records.extend(_headroom_rules(cfg))
     return records

@@ -55,7 +55,7 @@ def engine(s: ServingConfig) -> EngineMetrics:
     return ENGINES[s.engine]
 
 
-def _selector(w: WorkloadConfig) -> str:
+def selector(w: WorkloadConfig) -> str:
     return f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
 
 
@@ -72,7 +72,7 @@ def latency_ratio_query(w: WorkloadConfig) -> str:
     """`s`: the larger of P90 TTFT / objective and P90 TPOT / objective, clamped at CLAMP, smoothed."""
     s = w.serving
     assert s is not None and s.latency_objective is not None
-    e, o, sel = engine(s), s.latency_objective, _selector(w)
+    e, o, sel = engine(s), s.latency_objective, selector(w)
     parts = []
     for label, histogram, objective in (("ttft", e.ttft_histogram, o.ttft_p90), ("tpot", e.tpot_histogram, o.tpot_p90)):
         if objective is not None:
@@ -101,7 +101,7 @@ def queue_query(w: WorkloadConfig) -> str:
     """Waiting requests per pod that reports them, over the saturation level, clamped."""
     s = w.serving
     assert s is not None
-    series = f"avg_over_time({engine(s).queue_gauge}{{{_selector(w)}}}[{RATE_WINDOW}])"
+    series = f"avg_over_time({engine(s).queue_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
     per_pod = f"sum({series}) / count({series})"
     return (f"clamp_max(({per_pod}) / {promql.format_number(s.queue_per_replica)}, "
             f"{promql.format_number(CLAMP)})")
@@ -111,7 +111,7 @@ def kv_cache_query(w: WorkloadConfig) -> str:
     """KV-cache usage (0-1) averaged over the pods that report it, over the saturation level."""
     s = w.serving
     assert s is not None
-    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{_selector(w)}}}[{RATE_WINDOW}])"
+    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
     return f"avg({series}) / {promql.format_number(s.kv_cache_usage)}"
 
 

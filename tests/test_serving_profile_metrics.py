@@ -22,7 +22,7 @@ import pytest
 
 from capacity import hpa
 from capacity.keda import prometheus_trigger_active
-from renderers import workload_specs
+from renderers import serving_rules, workload_specs
 from renderers.chart_values import prometheus_url
 from tests.prometheus_harness import PROMETHEUS, PrometheusServer, require, values_of
 from tests.vllm_history import STEP, Phase, Pod, prod_with_profile, write_blocks
@@ -157,3 +157,24 @@ def test_no_series_at_all_is_an_error_not_zero_load(
     server, start = history
     for name in ("latency-objective", "queue-depth", "kv-cache"):
         assert server.query(triggers[name]["metadata"]["query"], at=start - 600) == [], name
+
+
+def test_the_recorded_p90s_are_the_engines_quantiles_the_dashboard_shows(
+    history: tuple[PrometheusServer, float],
+) -> None:
+    """The recording rules' expressions, run as instant queries over the same history (what each rule records)."""
+    server, start = history
+    exprs = {r["record"]: r["expr"] for r in serving_rules.serving_rules(prod_with_profile().workloads[0])
+             if r["record"] != serving_rules.WL_TRIGGER_VALUE}
+    expected = {
+        0: {serving_rules.WL_TTFT_P90: 0.235, serving_rules.WL_TPOT_P90: 0.0235,
+            serving_rules.WL_LATENCY_RATIO: 0.47, serving_rules.WL_WAITING_PER_POD: 1, serving_rules.WL_KV_CACHE: 0.5},
+        1: {serving_rules.WL_TTFT_P90: 0.725, serving_rules.WL_TPOT_P90: 0.0475,
+            serving_rules.WL_LATENCY_RATIO: 1.45, serving_rules.WL_WAITING_PER_POD: 12, serving_rules.WL_KV_CACHE: 0.9},
+    }
+    for phase, values in expected.items():
+        got = {name: values_of(server.query(expr, at=_at(start, phase)))[0] for name, expr in exprs.items()}
+        assert got == pytest.approx(values), phase
+    # Zero load: no request finished, so there is no quantile to record (NaN); the ratio reads 0.
+    idle = server.query(exprs[serving_rules.WL_LATENCY_RATIO], at=_at(start, 2))
+    assert values_of(idle) == [0.0]
