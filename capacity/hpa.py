@@ -114,10 +114,13 @@ class Hpa:
     """The workload's HPA: every `hpa_sync`, a proposal from the metric window and the cron windows, stabilised over
     the behaviour's windows and limited by its policies."""
 
-    def __init__(self, state: ClusterState, cron_min: Callable[[float], int]) -> None:
+    def __init__(self, state: ClusterState, cron_min: Callable[[float], int],
+                 serving: Callable[[], list[float]] | None = None) -> None:
         s = state.s
         self.state = state
         self.cron_min = cron_min
+        #: A serving profile's trigger values now (metric type Value, target 1; capacity/service.py).
+        self.serving = serving
         self.up_recs = SlidingExtreme(s.scale_up.stabilization, largest=False)
         self.down_recs = SlidingExtreme(s.scale_down.stabilization, largest=True)
         self._event_horizon = max((p.period for p in (*s.scale_up.policies, *s.scale_down.policies)), default=0)
@@ -138,7 +141,12 @@ class Hpa:
             desired = hpa_min
         else:
             total = sum(state.window) / len(state.window)
-            proposal = max(hpa_desired_replicas(total, s.threshold, current, s.tolerance), self.cron_min(t))
+            proposal = hpa_desired_replicas(total, s.threshold, current, s.tolerance)
+            if self.serving is not None:
+                ready = state.ready_pods
+                proposal = max(proposal, *(hpa_desired_replicas_value(v, 1.0, current, ready, s.tolerance)
+                                           for v in self.serving()))
+            proposal = max(proposal, self.cron_min(t))
             desired = self._normalize(t, current, proposal, hpa_min)
         if desired != current:
             (self.up_events if desired > current else self.down_events).append((t, abs(desired - current)))
