@@ -9,10 +9,11 @@ the scaling. Pure functions: renderers/recording_rules.py appends `serving_rules
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from renderers import serving_profile, workload_specs
-from stackconfig import WorkloadConfig
+from stackconfig import StackConfig, WorkloadConfig
 from stackconfig.serving import seconds
 
 WL_TTFT_P90 = "workload:ttft_p90:seconds"
@@ -21,6 +22,13 @@ WL_LATENCY_RATIO = "workload:latency_objective_ratio:max"
 WL_WAITING_PER_POD = "workload:requests_waiting_per_pod:avg"
 WL_KV_CACHE = "workload:kv_cache_usage:avg"
 WL_TRIGGER_VALUE = "workload:serving_trigger:value"
+
+#: How long the smoothed ratio stays above 1 before the alert fires: longer than the HPA needs to add replicas on
+#: free GPUs (a sync, the rollout policies, a pod start), shorter than a node's 20-25 minutes, so a missed objective
+#: that waits for a node is reported while it waits.
+SERVING_MISSED_FOR = "10m"
+#: What the alert's runbook (renderers/runbooks/ServingLatencyObjectiveMissed.txt) may say beyond rule_groups' values.
+RUNBOOK_VALUES = {"SERVING_MISSED_FOR": SERVING_MISSED_FOR}
 
 
 def labels(w: WorkloadConfig, **extra: str) -> dict[str, str]:
@@ -66,3 +74,19 @@ def objective_seconds(w: WorkloadConfig) -> dict[str, float]:
         return {}
     o = s.latency_objective
     return {name: seconds(v) for name, v in ((WL_TTFT_P90, o.ttft_p90), (WL_TPOT_P90, o.tpot_p90)) if v is not None}
+
+
+def serving_alerts(cfg: StackConfig, runbook: Callable[[str], str]) -> list[dict[str, Any]]:
+    """One alert over every workload with a latency objective: its smoothed ratio above 1 (the objective missed)."""
+    if not any(w.serving is not None and w.serving.latency_objective is not None for w in cfg.workloads):
+        return []
+    return [{
+        "alert": "ServingLatencyObjectiveMissed",
+        "expr": f"{WL_LATENCY_RATIO} > 1",
+        "for": SERVING_MISSED_FOR,
+        "labels": {"severity": "warning"},
+        "annotations": {
+            "summary": "Workload {{ $labels.namespace }}/{{ $labels.workload }} misses its latency objective",
+            "description": " ".join(runbook("ServingLatencyObjectiveMissed").split()),
+        },
+    }]

@@ -233,3 +233,38 @@ def test_the_profile_s_rules_and_panels_parse(tmp_path: Path) -> None:
     groups = [*rule_groups.rule_groups(cfg), {"name": "dashboard-queries", "rules": panels}]
     result = promtool("check", "rules", str(dump_yaml({"groups": groups}, tmp_path / "rules.yaml")))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.subprocess
+def test_the_alert_fires_only_while_the_objective_is_missed(tmp_path: Path) -> None:
+    """`promtool test rules` on the stack's own groups: vLLM's TTFT histogram for one `inference` pod, P90 at
+    7.25 s (clamped ratio 2) against a healthy 0.235 s (ratio 0.47); the alert waits its `for` and names the
+    workload."""
+    from tests.test_alerts import render
+
+    groups = rule_groups.rule_groups(prod_with_profile())
+    (rule,) = [r for g in groups for r in g["rules"] if r.get("alert") == "ServingLatencyObjectiveMissed"]
+    pod = 'namespace="inference",pod="inference-7c9d5b8f6d-abcde"'
+    ttft = "vllm:time_to_first_token_seconds"
+
+    def history(upper: str) -> list[dict[str, str]]:
+        """40 requests every 15 s, all with a TTFT in the bucket that ends at `upper`."""
+        return [{"series": f'{ttft}_bucket{{{pod},le="{le}"}}', "values": "0+40x120" if keep else "0+0x120"}
+                for le, keep in (("0.1", False), (upper, True), ("+Inf", True))] + [
+                {"series": f"{ttft}_count{{{pod}}}", "values": "0+40x120"}]
+
+    labels = {"namespace": "inference", "workload": "inference", "severity": "warning"}
+    firing = [{"exp_labels": labels,
+               "exp_annotations": {k: render(v, labels, 2.0) for k, v in rule["annotations"].items()}}]
+    tests = [
+        {"name": "missed", "interval": "15s", "input_series": history("7.5"), "alert_rule_test": [
+            {"eval_time": "9m", "alertname": rule["alert"], "exp_alerts": []},  # pending for its 10 minutes
+            {"eval_time": "15m", "alertname": rule["alert"], "exp_alerts": firing}]},
+        {"name": "healthy", "interval": "15s", "input_series": history("0.25"), "alert_rule_test": [
+            {"eval_time": "15m", "alertname": rule["alert"], "exp_alerts": []}]},
+    ]
+    dump_yaml({"groups": groups}, tmp_path / "rules.yaml")
+    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "15s", "tests": tests}, tmp_path / "tests.yaml")
+    result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout
