@@ -29,6 +29,7 @@ capacity/ simulates the same arithmetic, tests/test_serving_profile_metrics.py r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from renderers import promql
@@ -127,7 +128,8 @@ def profile_queries(w: WorkloadConfig) -> list[tuple[str, str]]:
     return out
 
 
-def profile_triggers(w: WorkloadConfig, prometheus_url: str, scale_to_zero: Any = None) -> list[dict[str, Any]]:
+def profile_triggers(w: WorkloadConfig, prometheus_url: str,
+                     scale_to_zero: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
     """The profile's KEDA triggers. `scale_to_zero(query)` wraps a query for a workload at minReplicas 0 (its pods
     gone, the engine's series are too: 0, not an error; renderers/promql.py `zero_without_available_pods`)."""
     wrap = scale_to_zero or (lambda q: q)
