@@ -25,7 +25,7 @@ from capacity.keda import prometheus_trigger_active
 from renderers import serving_rules, workload_specs
 from renderers.chart_values import prometheus_url
 from tests.prometheus_harness import PROMETHEUS, PrometheusServer, require, values_of
-from tests.vllm_history import STEP, Phase, Pod, prod_with_profile, write_blocks
+from tests.vllm_history import STEP, Available, Phase, Pod, prod_with_profile, write_blocks
 
 pytestmark = pytest.mark.subprocess
 
@@ -39,6 +39,8 @@ ZERO = Phase(PHASE)
 #: A look-alike serves terrible numbers the whole time: a selector that caught it would show.
 AWFUL = Phase(3 * PHASE, ttft={10.0: 300}, tpot={1.0: 300}, waiting=100, running=256, kv_cache=1.0, gpu_util=100)
 OURS = [Pod("inference", f"inference-7c9d5b8f6d-{c * 5}", (STEADY, RISING, ZERO)) for c in "abcd"]
+#: kube-state-metrics: the 4 pods available through the three phases, then none for 5 minutes (scaled to zero).
+AVAILABLE = [Available("inference", "inference", ((3 * PHASE, 4), (PHASE, 0)))]
 LOOKALIKES = [Pod("inference", "inference-canary-5f6d7c8b9a-zzzzz", (AWFUL,)),
               Pod("other-team", "inference-7c9d5b8f6d-yyyyy", (AWFUL,))]
 
@@ -54,7 +56,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Promethe
     require(PROMETHEUS, "prometheus")
     start = math.floor((time.time() - 1200) / STEP) * STEP  # 20 minutes ago, on the scrape grid
     workdir = Path(tmp_path_factory.mktemp("serving-profile"))
-    write_blocks([*OURS, *LOOKALIKES], start, workdir / "tsdb")
+    write_blocks([*OURS, *LOOKALIKES], start, workdir / "tsdb", AVAILABLE)
     server = PrometheusServer({"global": {"scrape_interval": "15s"}}, workdir)
     try:
         server.start()
@@ -178,3 +180,24 @@ def test_the_recorded_p90s_are_the_engines_quantiles_the_dashboard_shows(
     # Zero load: no request finished, so there is no quantile to record (NaN); the ratio reads 0.
     idle = server.query(exprs[serving_rules.WL_LATENCY_RATIO], at=_at(start, 2))
     assert values_of(idle) == [0.0]
+
+
+def test_at_min_replicas_zero_a_workload_without_pods_reads_zero_and_stays_asleep(
+    history: tuple[PrometheusServer, float], triggers: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """minReplicas 0: the same profile's queries, wrapped so that no pod available (kube-state-metrics says 0)
+    reads 0, not an error: every trigger inactive (activationThreshold 0), so KEDA keeps it at zero until the
+    wakeTrigger fires. While pods serve, the wrapped queries read what the plain ones read."""
+    server, start = history
+    w = prod_with_profile(minReplicas=0, wakeTrigger={"query": "sum(gateway_pending)", "threshold": 5}).workloads[0]
+    wrapped = {t["name"]: t for t in workload_specs.scaled_object_spec(w, prometheus_url("monitoring"))["triggers"]
+               if t["name"] in ("latency-objective", "queue-depth", "kv-cache")}
+    assert all("kube_deployment_status_replicas_available" in t["metadata"]["query"] for t in wrapped.values())
+    asleep = start + 4 * PHASE - STEP  # two minutes and more after the last pod sample, every window empty
+    for name, t in wrapped.items():
+        assert server.query(triggers[name]["metadata"]["query"], at=asleep) == [], "unwrapped: empty, an error"
+        value = _value(server, t, asleep)
+        assert value == 0.0, name
+        assert not prometheus_trigger_active(value, float(t["metadata"]["activationThreshold"])), name
+    assert _value(server, wrapped["latency-objective"], _at(start, 1)) == pytest.approx(1.45 / 0.6)
+    assert _value(server, wrapped["kv-cache"], _at(start, 1)) == pytest.approx(0.9 / 0.8)

@@ -138,7 +138,31 @@ def _gpu(pods: Sequence[Pod], start: float) -> list[str]:
     return lines
 
 
-def write_blocks(pods: Sequence[Pod], start: float, tsdb: Path) -> None:
+@dataclass(frozen=True)
+class Available:
+    """kube-state-metrics' `kube_deployment_status_replicas_available` for one Deployment: (seconds, value) pieces
+    one after the other from the history's start, with the labels its scrape job keeps (`job`, `namespace`,
+    `deployment`; renderers/promql.py `zero_without_available_pods` reads it)."""
+
+    namespace: str
+    deployment: str
+    pieces: tuple[tuple[int, float], ...]
+
+
+def _available(deployments: Sequence[Available], start: float) -> list[str]:
+    name = "kube_deployment_status_replicas_available"
+    lines = [f"# TYPE {name} gauge"]
+    for d in deployments:
+        t = start
+        for seconds, value in d.pieces:
+            for _ in range(seconds // STEP):
+                lines.append(f'{name}{{job="kube-state-metrics",namespace="{d.namespace}",'
+                             f'deployment="{d.deployment}"}} {value} {t}')
+                t += STEP
+    return lines
+
+
+def write_blocks(pods: Sequence[Pod], start: float, tsdb: Path, deployments: Sequence[Available] = ()) -> None:
     """The history from `start` (unix seconds) on, as TSDB blocks in `tsdb` (promtool's backfill)."""
     lines = [
         *_histogram(TTFT, TTFT_BUCKETS, pods, start, "ttft"),
@@ -147,6 +171,7 @@ def write_blocks(pods: Sequence[Pod], start: float, tsdb: Path) -> None:
         *_gauge(RUNNING, "running", pods, start),
         *_gauge(KV_CACHE, "kv_cache", pods, start),
         *_gpu(pods, start),
+        *(_available(deployments, start) if deployments else []),
         "# EOF",
     ]
     tsdb.mkdir(parents=True, exist_ok=True)
