@@ -268,3 +268,32 @@ def test_the_alert_fires_only_while_the_objective_is_missed(tmp_path: Path) -> N
     result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
+
+
+@pytest.mark.charts
+def test_the_profiles_graph_passes_the_policy_pack_and_the_keda_crd(recordings: dict[str, Recording]) -> None:
+    """The whole program with prod's `inference` on the profile: the policy pack passes on its graph, and its
+    ScaledObject validates against the pinned KEDA chart's CRD (strict: a misspelt `metricType` key is refused)."""
+    import jsonschema
+
+    from delivery.render import unwrap
+    from delivery.schema_check import strict_schema
+    from tests.chart_cache import crd as chart_crd
+
+    (version,) = [v for v in chart_crd(recordings["dev"], "keda", "scaledobjects.keda.sh")["spec"]["versions"]
+                  if v["name"] == "v1alpha1"]
+    schema = strict_schema(version["schema"]["openAPIV3Schema"])
+    workloads = read_stack_file("prod")["workloads"]
+    workloads[0] = {k: v for k, v in workloads[0].items() if k not in ("targetUtilization", "triggers")}
+    workloads[0].update(serving=PROFILE, terminationGracePeriodSeconds=160)
+    rec = record_stack("prod", overrides={"workloads": workloads}, secrets=PROD_SECRETS)
+    from tests.test_policies_on_graph import run_pack
+
+    assert run_pack(rec, "prod") == {}, "every policy of the pack passes on the graph with the profile"
+    so = unwrap(dict(rec.get("inference-scaledobject").inputs))
+    assert [t["name"] for t in so["spec"]["triggers"]][1:4] == ["latency-objective", "queue-depth", "kv-cache"]
+    jsonschema.validate(so, schema)
+    bad = copy.deepcopy(so)
+    bad["spec"]["triggers"][1]["metricTyp"] = bad["spec"]["triggers"][1].pop("metricType")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
