@@ -122,6 +122,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="override a stack key by its path, e.g. gpuPool.maxNodes=4 (repeatable)")
     p.add_argument("--days", type=float, help="replay only the first DAYS of the trace")
     p.add_argument("--seed", type=int, help="seed for the provisioning-time draws (default: whatIf.seed, 1)")
+    p.add_argument("--gpu-unaware-autoscaler", action="store_true",
+                   help="replay as if the autoscaler took a Ready node without allocatable GPUs for a full one (no "
+                        "GPU label it knows, no start-up taint): the duplicate scale-ups of kubernetes/autoscaler#461")
     p.add_argument("--json", type=Path, help="write the result as JSON ('-' for stdout)")
     p.add_argument("--plot", type=Path, help="write a PNG of demand, capacity, replicas, nodes and Pending pods")
     p.add_argument("--if-configured", action="store_true",
@@ -164,6 +167,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     start = trace_start(path)
     if start is not None:
         settings = dataclasses.replace(settings, start=start)
+    if args.gpu_unaware_autoscaler:
+        settings = dataclasses.replace(settings, gpu_aware_autoscaler=False)
     seed = args.seed if args.seed is not None else whatif.seed
     began = time.perf_counter()
     limit = args.days * 1440 if args.days is not None else None

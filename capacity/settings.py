@@ -173,6 +173,11 @@ class SimSettings:
     #: and goodput; with `scale_on_service` the HPA also follows the profile's triggers.
     service: ServiceModel | None = None
     scale_on_service: bool = False
+    #: Whether the autoscaler counts a registered node as coming until its GPUs are allocatable (it knows the
+    #: node's GPU label, kubernetes/autoscaler PR #461, or a start-up taint holds the node until the GPU Operator
+    #: validated it). False replays the duplicate scale-ups of NVIDIA/gpu-operator#708: a Ready node with no
+    #: allocatable GPU looks full, and the Pending pods order another.
+    gpu_aware_autoscaler: bool = True
 
     def as_json(self) -> dict[str, Any]:
         """The effective values, camelCase, for the result's `settings`."""
