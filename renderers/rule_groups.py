@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from renderers import dcgm
+from renderers import dcgm, serving_rules
 from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, pool_node_labels
 from renderers.recording_rules import (
     GPU_TEMP,
@@ -297,7 +297,9 @@ def rule_groups(
     return [
         {"name": "gpu-platform.rules", "rules": records},
         {"name": "gpu-platform.alerts",
-         "rules": [*_alerts(cfg, keda_namespace, values), *_headroom_alerts(cfg, values)]},
+         "rules": [*_alerts(cfg, keda_namespace, values), *_headroom_alerts(cfg, values),
+                   *serving_rules.serving_alerts(cfg, functools.partial(runbook, values={
+                       **values, **serving_rules.RUNBOOK_VALUES}))]},
     ]
 
 
