@@ -104,3 +104,9 @@ SECRETS_NAMESPACE = "secrets"
 #: Seconds a serving pod keeps answering after it is told to stop (its preStop sleep), while its address leaves
 #: the Service; config requires terminationGracePeriodSeconds above it.
 SERVING_DRAIN_SECONDS = 10
+#: With a serving profile the engine gets this long after SIGTERM to shut down (close its engine core, free the GPU)
+#: beyond the drain: terminationGracePeriodSeconds must cover preStop plus it.
+ENGINE_SHUTDOWN_SECONDS = 30
+#: The KEDA triggers a serving profile adds (renderers/serving_profile.py); a workload's own `triggers` and
+#: the built-in ones may not reuse them.
+SERVING_TRIGGER_NAMES = ("latency-objective", "queue-depth", "kv-cache")

@@ -31,7 +31,10 @@ class Autoscaler:
         state, s = self.state, self.state.s
         pending = [p for p in state.pods() if p.node is None and p.priority >= s.expendable_cutoff]
         if pending and t >= state.backoff_until:
-            coming = [n.free() for n in state.nodes if n.gpus_at > t]  # coming nodes absorb pods first
+            # Coming nodes absorb pods first; a registered node without allocatable GPUs is one of them only when the
+            # autoscaler knows its GPUs are on the way (SimSettings.gpu_aware_autoscaler).
+            coming = [n.free() for n in state.nodes
+                      if (n.gpus_at if s.gpu_aware_autoscaler else n.registered) > t]
             bins = first_fit_decreasing([p.gpus for p in pending], coming, open_size=s.gpus_per_node)
             assert bins is not None  # with open_size every pod finds a bin
             add = min(len(bins) - len(coming), s.max_nodes - len(state.nodes))

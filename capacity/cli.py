@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from capacity import config as stackfile
+from capacity.service import gpu_only_threshold
 from capacity.sim import simulate
 from capacity.trace import TraceError, segments, trace_start
 from offline.engine import ROOT
@@ -26,6 +27,9 @@ from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, Workloa
 
 #: Exit status for an input that cannot be used (argparse's own, for the same kind of mistake).
 USAGE = 2
+
+#: What the GPU-utilisation-only comparison of a serving profile reports beside its service numbers.
+COMPARED = ("gpuHoursBilled", "cost", "gpuHoursUnserved", "minutesShort", "nodesOrdered", "peakNodes")
 
 SUMMARY_ROWS = (
     ("cost per month (USD)", "costPerMonth", "{:,.0f}"),
@@ -118,6 +122,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="override a stack key by its path, e.g. gpuPool.maxNodes=4 (repeatable)")
     p.add_argument("--days", type=float, help="replay only the first DAYS of the trace")
     p.add_argument("--seed", type=int, help="seed for the provisioning-time draws (default: whatIf.seed, 1)")
+    p.add_argument("--gpu-unaware-autoscaler", action="store_true",
+                   help="replay as if the autoscaler took a Ready node without allocatable GPUs for a full one (no "
+                        "GPU label it knows, no start-up taint): the duplicate scale-ups of kubernetes/autoscaler#461")
     p.add_argument("--json", type=Path, help="write the result as JSON ('-' for stdout)")
     p.add_argument("--plot", type=Path, help="write a PNG of demand, capacity, replicas, nodes and Pending pods")
     p.add_argument("--if-configured", action="store_true",
@@ -160,10 +167,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     start = trace_start(path)
     if start is not None:
         settings = dataclasses.replace(settings, start=start)
+    if args.gpu_unaware_autoscaler:
+        settings = dataclasses.replace(settings, gpu_aware_autoscaler=False)
     seed = args.seed if args.seed is not None else whatif.seed
     began = time.perf_counter()
     limit = args.days * 1440 if args.days is not None else None
     result = simulate(settings, segments(path, column, per_gpu, limit), seed=seed, plot=args.plot is not None)
+    if settings.scale_on_service:
+        # The same replay scaled on GPU utilisation alone (at the default targetUtilization): the comparison the
+        # serving profile has to win (capacity/service.py).
+        baseline = dataclasses.replace(settings, scale_on_service=False,
+                                       threshold=gpu_only_threshold(workload.gpus_per_pod))
+        b = simulate(baseline, segments(path, column, per_gpu, limit), seed=seed)
+        result["gpuUtilizationOnly"] = {
+            **{key: b[key] for key in COMPARED}, "serving": b["serving"], "threshold": baseline.threshold}
     elapsed = time.perf_counter() - began
     series = result.pop("series", None)
     out: dict[str, Any] = {
@@ -243,7 +260,26 @@ def summary(result: dict[str, Any]) -> str:
         st = result["stack"]
         lines.append(f"every GPU pool: {st['costPerMonth']:,.0f} USD per month (oracle "
                      f"{st['oracle']['costPerMonth']:,.0f}, static {st['static']['costPerMonth']:,.0f})")
+    lines.extend(serving_summary(result))
     return "\n".join(lines)
+
+
+def serving_summary(result: dict[str, Any]) -> list[str]:
+    """With a serving profile: what its users felt, against the same replay on GPU utilisation alone."""
+    if "serving" not in result:
+        return []
+    mine, static = result["serving"], result["static"]["gpuHoursBilled"]
+    lines = [f"serving profile: latency objective met for {100 * mine['objectiveAttainment']:.1f} % of the demand, "
+             f"goodput {mine['goodputGpuHours']:,.1f} GPU-hours, "
+             f"{result['gpuHoursBilled'] / static:.2f}x the GPU-hours of the static pool"]
+    other = result.get("gpuUtilizationOnly")
+    if other is not None:
+        lines.append(f"GPU utilisation only (target {other['threshold']:g} per replica): "
+                     f"{100 * other['serving']['objectiveAttainment']:.1f} %, goodput "
+                     f"{other['serving']['goodputGpuHours']:,.1f} GPU-hours, "
+                     f"{other['gpuHoursBilled'] / static:.2f}x, nodes ordered {other['nodesOrdered']} "
+                     f"(profile: {result['nodesOrdered']})")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

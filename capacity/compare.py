@@ -82,6 +82,21 @@ def dominated_line(stack: str, tune: dict[str, Any] | None) -> list[str]:
                 f"{_num(cur, 'dominatedBy.costPerMonth') + saving:,.0f} USD/month); run it to see them."]
 
 
+def serving_line(head: dict[str, Any]) -> list[str]:
+    """With a serving profile: the users' side of the pull request (capacity/service.py), numbers only."""
+    if not isinstance(head.get("serving"), dict):
+        return []
+    line = (f"**Serving profile:** latency objective met for {100 * _num(head, 'serving.objectiveAttainment'):.1f} % "
+            f"of the demand, goodput {_num(head, 'serving.goodputGpuHours'):,.0f} GPU-hours, "
+            f"{_num(head, 'gpuHoursBilled') / _num(head, 'static.gpuHoursBilled'):.2f}× the static pool's GPU-hours")
+    if isinstance(head.get("gpuUtilizationOnly"), dict):
+        line += (f"; on GPU utilisation alone {100 * _num(head, 'gpuUtilizationOnly.serving.objectiveAttainment'):.1f}"
+                 f" %, {_num(head, 'gpuUtilizationOnly.gpuHoursBilled') / _num(head, 'static.gpuHoursBilled'):.2f}×"
+                 f", {_num(head, 'gpuUtilizationOnly.nodesOrdered'):,.0f} nodes ordered (profile "
+                 f"{_num(head, 'nodesOrdered'):,.0f})")
+    return ["", line + "."]
+
+
 def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | None,
                 tune: dict[str, Any] | None = None) -> str:
     """Markdown for one stack; `stack` comes from the workflow, the numbers from the results."""
@@ -97,6 +112,7 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
         lines += ["| | pull request |", "|---|---:|"]
         lines += [f"| {label} | {fmt(_num(head, path))} |" for label, path, fmt, _ in ROWS]
         lines += ["", "The base branch has no what-if for this stack: no comparison."]
+        lines += serving_line(head)
         lines += dominated_line(stack, tune)
         return "\n".join(lines) + "\n"
     lines += ["| | base | pull request | change |", "|---|---:|---:|---:|"]
@@ -108,6 +124,7 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
                   f"static pool at maxNodes {static:,.0f} USD/month. Price: "
                   f"{_num(head, 'settings.pricePerGpuHour'):g} USD per GPU-hour (estimate)."]
     lines += _held_pools_line(head)
+    lines += serving_line(head)
     lines += dominated_line(stack, tune)
     return "\n".join(lines) + "\n"
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from capacity.service import ServiceModel
 from capacity.settings import (
     CA_DEFAULTS,
     KEDA_COOLDOWN_PERIOD,
@@ -66,7 +67,8 @@ def read_stack_file(stack: str, root: Path = ROOT) -> dict[str, Any]:
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """`KEY=VALUE` by stack-file path (`gpuPool.maxNodes=4`, `workloads.0.targetUtilization=70`).
 
-    VALUE is a YAML scalar (or flow collection), so `4` is a number and `[20, 30]` a list, as in the file.
+    VALUE is a YAML scalar (or flow collection), so `4` is a number and `[20, 30]` a list, as in the file; an
+    empty VALUE removes the key (`workloads.0.targetUtilization=`), so it takes its default, as if never written.
     """
     out = copy.deepcopy(raw)
     problems: list[Problem] = []
@@ -90,7 +92,9 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                     else:
                         node = node[idx]
                 elif isinstance(node, dict):
-                    if last:
+                    if last and not text.strip():
+                        node.pop(part, None)
+                    elif last:
                         node[part] = value
                     else:
                         if not isinstance(node.get(part), dict | list):
@@ -241,4 +245,20 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         price_per_gpu_hour=pool.price_per_gpu_hour,
         start=datetime.fromisoformat(whatif.start),
         **headroom_kwargs,
+        **_service_kwargs(workload, round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL))),
     )
+
+
+def _service_kwargs(workload: WorkloadConfig, scrape_interval: int) -> dict[str, Any]:
+    """A serving profile with `perGpu`: the service model, and the HPA on the profile's triggers."""
+    if workload.serving is None:
+        return {}
+    model = ServiceModel.from_config(workload.serving, scrape_interval)
+    if model is None:
+        raise ConfigError([Problem(
+            f"workloads[{workload.name}].serving.perGpu", "(not set)",
+            "is what the what-if models the serving profile's latency and KV-cache triggers from; without it the "
+            "replay would scale on the GPU guardrail alone, which the profile never does",
+            "measure it (`vllm bench serve` at low load and at the knee) and set serving.perGpu: "
+            "{ttftP90, tpotP90, tpotP90AtKnee}")])
+    return {"service": model, "scale_on_service": True}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from capacity.settings import HPA_TOLERANCE, Behavior
 from capacity.state import ClusterState
@@ -35,6 +35,21 @@ def hpa_desired_replicas(
     return math.ceil(total / threshold)
 
 
+def hpa_desired_replicas_value(
+    value: float, target: float, current_replicas: int, ready_replicas: int, tolerance: float = HPA_TOLERANCE
+) -> int:
+    """The HPA's answer for an External metric of type Value (replica_calculator.go `GetExternalMetricReplicas`
+    -> `getUsageRatioReplicaCount`): hold `current_replicas` while `|1 - value/target|` is within the tolerance,
+    else `ceil(value/target × ready pods)`, where ready counts only Running and Ready pods (`getReadyPodsCount`):
+    pods still starting add to `current_replicas` but not to the ask. At zero replicas: `ceil(value/target)`."""
+    ratio = value / target
+    if current_replicas == 0:
+        return math.ceil(ratio)
+    if abs(1.0 - ratio) <= tolerance:
+        return current_replicas
+    return math.ceil(ratio * ready_replicas)
+
+
 def hpa_desired_replicas_all(metrics: list[tuple[float, float]], current_replicas: int) -> int:
     """With several metrics the HPA computes one proposal per metric and takes the largest.
 
@@ -44,6 +59,24 @@ def hpa_desired_replicas_all(metrics: list[tuple[float, float]], current_replica
     if not metrics:
         raise ValueError("at least one metric")
     return max(hpa_desired_replicas(total, threshold, current_replicas) for total, threshold in metrics)
+
+def hpa_desired_replicas_mixed(
+    metrics: Sequence[tuple[str, float, float]], current_replicas: int, ready_replicas: int
+) -> int:
+    """The largest proposal of External metrics of either type: (`AverageValue` or `Value`, value, target) each
+    (horizontal.go computeReplicasForMetrics takes the largest of the per-metric proposals)."""
+    if not metrics:
+        raise ValueError("at least one metric")
+    proposals = []
+    for kind, value, target in metrics:
+        if kind == "AverageValue":
+            proposals.append(hpa_desired_replicas(value, target, current_replicas))
+        elif kind == "Value":
+            proposals.append(hpa_desired_replicas_value(value, target, current_replicas, ready_replicas))
+        else:
+            raise ValueError(f"unknown metric type {kind!r}")
+    return max(proposals)
+
 
 class SlidingExtreme:
     """Min (or max) of the values recorded in the last `window` seconds, in O(1) amortised (monotonic deque).
@@ -81,10 +114,13 @@ class Hpa:
     """The workload's HPA: every `hpa_sync`, a proposal from the metric window and the cron windows, stabilised over
     the behaviour's windows and limited by its policies."""
 
-    def __init__(self, state: ClusterState, cron_min: Callable[[float], int]) -> None:
+    def __init__(self, state: ClusterState, cron_min: Callable[[float], int],
+                 serving: Callable[[], list[float]] | None = None) -> None:
         s = state.s
         self.state = state
         self.cron_min = cron_min
+        #: A serving profile's trigger values now (metric type Value, target 1; capacity/service.py).
+        self.serving = serving
         self.up_recs = SlidingExtreme(s.scale_up.stabilization, largest=False)
         self.down_recs = SlidingExtreme(s.scale_down.stabilization, largest=True)
         self._event_horizon = max((p.period for p in (*s.scale_up.policies, *s.scale_down.policies)), default=0)
@@ -105,7 +141,12 @@ class Hpa:
             desired = hpa_min
         else:
             total = sum(state.window) / len(state.window)
-            proposal = max(hpa_desired_replicas(total, s.threshold, current, s.tolerance), self.cron_min(t))
+            proposal = hpa_desired_replicas(total, s.threshold, current, s.tolerance)
+            if self.serving is not None:
+                ready = state.ready_pods
+                proposal = max(proposal, *(hpa_desired_replicas_value(v, 1.0, current, ready, s.tolerance)
+                                           for v in self.serving()))
+            proposal = max(proposal, self.cron_min(t))
             desired = self._normalize(t, current, proposal, hpa_min)
         if desired != current:
             (self.up_events if desired > current else self.down_events).append((t, abs(desired - current)))

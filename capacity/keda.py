@@ -18,6 +18,13 @@ from capacity.settings import CronWindow
 from capacity.state import EPS, ClusterState, Pod
 
 
+def prometheus_trigger_active(value: float, activation_threshold: float) -> bool:
+    """Whether a Prometheus trigger keeps (or makes) its workload active: its value above `activationThreshold`
+    (kedacore/keda v2.20.2 pkg/scalers/prometheus_scaler.go `GetMetricsAndActivity`: `val > activationThreshold`).
+    With every trigger inactive for `cooldownPeriod`, a ScaledObject at minReplicaCount 0 goes to zero."""
+    return value > activation_threshold
+
+
 class CronState:
     """Whether a KEDA cron window is active, re-evaluated only when the next start or end passes.
 

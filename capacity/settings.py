@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from capacity.service import ServiceModel
 from renderers import dcgm
 from stackconfig.gpu_pool import DEFAULT_PRICE_PER_GPU_HOUR
 from stackconfig.units import go_duration_seconds as stackconfig_duration
@@ -168,6 +169,15 @@ class SimSettings:
     start: datetime = field(default_factory=lambda: datetime.fromisoformat(_WHAT_IF.start))
     #: Simulation step (s); every control-loop period must be a multiple of it.
     tick: int = 5
+    #: A serving profile's service model (capacity/service.py): the run reports latency-objective attainment
+    #: and goodput; with `scale_on_service` the HPA also follows the profile's triggers.
+    service: ServiceModel | None = None
+    scale_on_service: bool = False
+    #: Whether the autoscaler counts a registered node as coming until its GPUs are allocatable (it knows the
+    #: node's GPU label, kubernetes/autoscaler PR #461, or a start-up taint holds the node until the GPU Operator
+    #: validated it). False replays the duplicate scale-ups of NVIDIA/gpu-operator#708: a Ready node with no
+    #: allocatable GPU looks full, and the Pending pods order another.
+    gpu_aware_autoscaler: bool = True
 
     def as_json(self) -> dict[str, Any]:
         """The effective values, camelCase, for the result's `settings`."""

@@ -23,6 +23,7 @@ from capacity.autoscaler import Autoscaler
 from capacity.hpa import Hpa
 from capacity.keda import Headroom, Keda
 from capacity.scheduler import schedule
+from capacity.service import Service
 from capacity.settings import SimSettings
 from capacity.state import EPS, ClusterState, Node, Pod
 from capacity.tally import Downsampler, Tally, percentile
@@ -42,7 +43,10 @@ class Simulation:
         self.s = s
         self.state = ClusterState(s, seed)
         self.keda = Keda(self.state)
-        self.hpa = Hpa(self.state, self.keda.cron_min)
+        window = max(1, s.query_window // s.scrape_interval)
+        self.service = Service(s.service, window) if s.service is not None else None
+        serving = self.service.values if self.service is not None and s.scale_on_service else None
+        self.hpa = Hpa(self.state, self.keda.cron_min, serving)
         self.headroom = Headroom(self.state)
         self.autoscaler = Autoscaler(self.state)
 
@@ -91,6 +95,7 @@ class Simulation:
         every_poll, every_hpa, every_scan = s.polling_interval // tick, s.hpa_sync // tick, s.scan_interval // tick
         keda_owns_zero = s.min_replicas == 0
         headroom_check = bool(self.headroom.windows)
+        service = self.service
         for seg in trace:
             demand = seg.gpus
             if not started:
@@ -104,6 +109,8 @@ class Simulation:
                     st.exported = 100 * min(demand, st.ready_pods * k)
                 if step % every_scrape == 0:
                     st.window.append(st.exported)
+                    if service is not None:
+                        service.scrape(st.ready_pods)
                 if keda_owns_zero and step % every_poll == 0:
                     self.keda.poll(t, demand)
                 if step % every_hpa == 0:
@@ -126,6 +133,8 @@ class Simulation:
                 # --- tallies of this tick
                 capacity = st.ready_pods * k
                 sim.add(tick, len(st.nodes), per_node, demand, capacity)
+                if service is not None:
+                    service.step(demand, capacity, tick)
                 if st.version != reserved_version:
                     reserved_version = st.version
                     reserved_now = sum(p.gpus for p in st.others if p.node is not None)
@@ -171,6 +180,8 @@ class Simulation:
             "oracle": oracle.result(price, hours, reserved_gpus * t),
             "static": static.result(price, hours, reserved_gpus * t),
         })
+        if service is not None:
+            result["serving"] = service.result()
         if sampler is not None:
             result["series"] = sampler.series()
         return result

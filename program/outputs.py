@@ -161,11 +161,11 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
             "scaledObject": w.name,
             "hpa": promql.hpa_name(w.name),
             "query": workload_specs.gpu_query(w),
-            "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
+            "threshold": promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod)),
             "gpusPerPod": w.gpus_per_pod,
             "minReplicas": w.min_replicas,
             "maxReplicas": w.max_replicas,
-            "targetUtilization": w.target_utilization,
+            "targetUtilization": w.gpu_target_utilization,
             "service": workload_specs.service_address(w),
             "pool": pool.name if (pool := cfg.pool_of(w)) is not None else None,
         }

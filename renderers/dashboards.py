@@ -31,7 +31,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from renderers import dcgm, promql, workload_specs
+from renderers import dcgm, promql, serving_profile, serving_rules, workload_specs
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -160,8 +160,8 @@ def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
-    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
-    target = promql.format_number(w.target_utilization)
+    threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
+    target = promql.format_number(w.gpu_target_utilization)
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     layout.row(
         f"Workload {w.namespace}/{w.name}{f' on pool {pool!r}' if pool else ''}: {w.gpus_per_pod} GPU(s) per pod, "
@@ -224,6 +224,51 @@ def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
             f"{t.metric} per pod", "The series per pod, as the workload's PodMonitor scrapes it.",
             (f"{t.metric}{{{pods}}}", "{{pod}}"),
         ), 12, 8)
+    _profile_panels(layout, w)
+
+
+def _profile_panels(layout: _Layout, w: WorkloadConfig) -> None:
+    """A serving profile's signals (issue 21), from renderers/serving_rules.py: the P90s against their objectives,
+    the latency ratio in its band, queue and KV cache against their saturation, and what each trigger asks for."""
+    s = w.serving
+    if s is None:
+        return
+    wl = {name: serving_rules.series(name, w) for name in (
+        serving_rules.WL_TTFT_P90, serving_rules.WL_TPOT_P90, serving_rules.WL_LATENCY_RATIO,
+        serving_rules.WL_WAITING_PER_POD, serving_rules.WL_KV_CACHE)}
+    objectives = serving_rules.objective_seconds(w)
+    layout.add(_timeseries(
+        "P90 time to first token and per output token, against the objective",
+        "The engine's own histograms over the workload's pods, 1-minute rates; the dashed lines are "
+        "serving.latencyObjective. Above a line the objective is missed.",
+        (wl[serving_rules.WL_TTFT_P90], "P90 TTFT"), (wl[serving_rules.WL_TPOT_P90], "P90 TPOT"),
+        *((f"vector({promql.format_number(v)})", f"objective {name.split(':')[1]}") for name, v in objectives.items()),
+        unit="s",
+    ), 12, 8)
+    if s.latency_objective is not None:
+        layout.add(_timeseries(
+            "Latency ratio (P90 / objective) and its band",
+            f"The larger of the P90s over their objectives, clamped at {serving_profile.CLAMP:g} and smoothed over "
+            f"{serving_profile.SMOOTHING}: above {s.band.scale_up:g} replicas are added, below "
+            f"{s.band.scale_down:g} removed, in between the count holds. Above 1 the objective is missed.",
+            (wl[serving_rules.WL_LATENCY_RATIO], "latency ratio"), (f"vector({s.band.scale_up:g})", "scale up above"),
+            (f"vector({s.band.scale_down:g})", "scale down below"), ("vector(1)", "objective"),
+        ), 12, 8)
+    layout.add(_timeseries(
+        "Queue and KV cache per pod, against their saturation",
+        f"Waiting requests per pod over serving.queuePerReplica ({s.queue_per_replica:g}) and KV-cache usage "
+        f"over serving.kvCacheUsage ({s.kv_cache_usage:g}): at 1 a trigger asks for as many replicas as are ready.",
+        (f"{wl[serving_rules.WL_WAITING_PER_POD]} / {promql.format_number(s.queue_per_replica)}", "queue"),
+        (f"{wl[serving_rules.WL_KV_CACHE]} / {promql.format_number(s.kv_cache_usage)}", "KV cache"),
+    ), 12, 8)
+    ready = _wl(recorded.WL_AVAILABLE, w)
+    value = _wl(serving_rules.WL_TRIGGER_VALUE, w)
+    layout.add(_timeseries(
+        "Replicas each serving trigger asks for",
+        "ceil(value × ready replicas) per trigger (HPA metric type Value: pods still starting count as capacity, "
+        "the ask is sized by the ready pods that serve). The HPA follows the largest, the GPU guardrail included.",
+        (f"ceil({value} * on (workload, namespace) group_left {ready})", "{{trigger}}"),
+    ), 12, 8)
 
 
 def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:

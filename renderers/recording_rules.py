@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers import dcgm, promql, workload_specs
+from renderers import dcgm, promql, serving_rules, workload_specs
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, placeholder_name
@@ -191,7 +191,7 @@ def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
 def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]:
     labels = _workload_labels(cfg, w)
     selector = sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
-    threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
+    threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
@@ -203,7 +203,7 @@ def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]
         ),
         # Per-GPU average: the quantity `targetUtilization` is about, whatever gpusPerPod is.
         _record(WL_UTIL_AVG, f"{_wl(WL_UTIL_SUM, w)} / {_wl(WL_GPUS_REPORTING, w)}", labels),
-        _record(WL_UTIL_TARGET, f"vector({promql.format_number(w.target_utilization)})", labels),
+        _record(WL_UTIL_TARGET, f"vector({promql.format_number(w.gpu_target_utilization)})", labels),
         _record(
             WL_GPUS_ALLOCATED,
             f"sum({POD_GPU_REQUESTS}{{{selector}}} and on (namespace, pod) {POD_GPU_RUNNING})",
@@ -249,5 +249,6 @@ def recording_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     records = [*_pool_rules(cfg), *_dcgm_rules()]
     for w in cfg.workloads:
         records.extend(_workload_rules(cfg, w))
+        records.extend(serving_rules.serving_rules(w))
     records.extend(_headroom_rules(cfg))
     return records

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from renderers import dcgm, promql
+from renderers import dcgm, promql, serving_rules
 from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, pool_node_labels
 from renderers.recording_rules import (
     GPU_TEMP,
@@ -356,7 +356,10 @@ def rule_groups(
         {"name": "gpu-platform.rules", "rules": records},
         {"name": "gpu-platform.alerts",
          "rules": [*_alerts(cfg, keda_namespace, gpu_operator_namespace),
-                   *_headroom_alerts(cfg, keda_namespace, gpu_operator_namespace)]},
+                   *_headroom_alerts(cfg, keda_namespace, gpu_operator_namespace),
+                   *serving_rules.serving_alerts(cfg, functools.partial(runbook, values={
+                       **runbook_values(cfg, gpu_operator_namespace, keda_namespace),
+                       **serving_rules.RUNBOOK_VALUES}))]},
     ]
 
 

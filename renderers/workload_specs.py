@@ -14,15 +14,15 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from renderers import promql
+from renderers import promql, serving_profile
 from renderers.placement import PoolPlacement
 from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
 from stackconfig.workloads import ServingTriggerConfig
-from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS, SERVING_DRAIN_SECONDS
+from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS
 
 
 def selector(w: WorkloadConfig) -> dict[str, str]:
@@ -97,11 +97,18 @@ def serving_query(w: WorkloadConfig, t: ServingTriggerConfig) -> str:
     return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
 
 
+def scale_to_zero(w: WorkloadConfig) -> Callable[[str], str] | None:
+    """For a workload at minReplicas 0: a query over its pods reads 0 while it has none (not an error)."""
+    if w.min_replicas != 0:
+        return None
+    return lambda query: promql.zero_without_available_pods(query, w.name, w.namespace)
+
+
 def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
     metadata = {
         "serverAddress": prometheus_url,
         "query": gpu_query(w),
-        "threshold": promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod)),
+        "threshold": promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod)),
         "ignoreNullValues": "false",
         "unsafeSsl": "false",
     }
@@ -159,6 +166,7 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
         )
     # Metric triggers first, then the cron windows of minimum replicas (the HPA takes the largest of all).
     triggers += serving_triggers(w, prometheus_url)
+    triggers += serving_profile.profile_triggers(w, prometheus_url, scale_to_zero(w))
     triggers += schedule_triggers(w.schedules)
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
@@ -289,7 +297,8 @@ def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, A
         # the preStop hook, while the pod's address leaves the Service's EndpointSlices and every node's proxy
         # (kubernetes.io/docs/concepts/containers/container-lifecycle-hooks; the `sleep` action needs no shell in
         # the image, Kubernetes ≥ 1.30).
-        container["lifecycle"] = {"preStop": {"sleep": {"seconds": SERVING_DRAIN_SECONDS}}}
+        # With a serving profile it also waits for the longest request in flight (serving.longestRequest).
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": w.prestop_seconds}}}
     if w.probes is not None:
         container.update(probe_specs(w.probes))
     env = list(container.get("env", []))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field
 
 from stackconfig.gpu_pool import ScheduleConfig
+from stackconfig.serving import ServingConfig
+from stackconfig.serving import seconds as serving_seconds
 from stackconfig.values import (
     AbsPath,
     CpuQuantity,
@@ -26,7 +29,11 @@ from stackconfig.values import (
     ShortDuration,
     WorkloadName,
 )
-from stacknames import DEFAULT_WORKLOAD_NAMESPACE
+from stacknames import DEFAULT_WORKLOAD_NAMESPACE, SERVING_DRAIN_SECONDS
+
+#: With a serving profile the GPU trigger is a guardrail: at 100 % per GPU its proposal never exceeds the replicas
+#: running (utilisation cannot pass 100), so it cannot drive a scale-up, only hold replicas whose GPUs are full.
+GPU_GUARDRAIL_UTILIZATION = 100.0
 
 
 class WakeTriggerConfig(Model):
@@ -155,6 +162,23 @@ class WorkloadConfig(Model):
     model_cache: ModelCacheConfig | None = None
     metrics: MetricsConfig | None = None
     triggers: list[ServingTriggerConfig] = Field(default_factory=list)
+    # --- serving profile (issue 21) ---
+    #: Scale on the engine's latency, queue and KV cache; GPU utilisation becomes a guardrail.
+    serving: ServingConfig | None = None
+
+    @property
+    def gpu_target_utilization(self) -> float:
+        """The GPU trigger's per-GPU target: `targetUtilization`, or with a serving profile the guardrail at 100 %
+        (it never asks for more replicas than run, and holds those whose GPUs are saturated)."""
+        return GPU_GUARDRAIL_UTILIZATION if self.serving is not None else self.target_utilization
+
+    @property
+    def prestop_seconds(self) -> int:
+        """How long a removed serving pod keeps answering before SIGTERM: its address leaves the Service everywhere
+        (SERVING_DRAIN_SECONDS), then, with a serving profile, the longest request in flight finishes."""
+        if self.serving is None:
+            return SERVING_DRAIN_SECONDS
+        return SERVING_DRAIN_SECONDS + math.ceil(serving_seconds(self.serving.longest_request))
 
     @property
     def fallback(self) -> int:

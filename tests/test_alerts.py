@@ -579,11 +579,14 @@ def test_program_exports_the_pool_labels_and_scrapes_keda(rec: Recording) -> Non
 def test_every_alert_has_its_runbook_file_and_every_runbook_is_rendered_whole() -> None:
     """Runbooks are text files (renderers/runbooks/<alert>.txt): one per alert, none orphaned, every `${name}` in it
     filled from the stack, and Prometheus' own `{{ $labels.x }}` templates kept for Alertmanager to fill."""
+    from tests.vllm_history import prod_with_profile
+
     cfg = stack_config("prod")
     groups = alerts.rule_groups(cfg)
+    served = alerts.rule_groups(prod_with_profile())  # prod with a serving profile: its alert too
     files = {path.stem for path in alerts.RUNBOOKS.glob("*.txt")}
-    assert files == alerts.alert_names(groups)
-    for group in groups:
+    assert files == alerts.alert_names(groups) | alerts.alert_names(served)
+    for group in [*groups, *served]:
         for rule in group["rules"]:
             if "alert" in rule:
                 description = rule["annotations"]["description"]

@@ -82,6 +82,13 @@ PROBES = {"workloads.0.probes": {"port": "http"}}
 METRICS = {"workloads.0.metrics": {"port": "http"}}
 WAITING = {"name": "waiting", "metric": "vllm:num_requests_waiting", "threshold": 5}
 TRIGGER = {**HTTP, **METRICS, "workloads.0.triggers": [WAITING]}
+PER_GPU = {"ttftP90": "40ms", "tpotP90": "7ms", "tpotP90AtKnee": "40ms"}
+OBJECTIVE = {"ttftP90": "500ms", "tpotP90": "50ms"}
+PROFILE = {"engine": "vllm", "latencyObjective": OBJECTIVE, "perGpu": PER_GPU}
+#: A serving profile needs ports and metrics, drains for longer than dev's 60 s and replaces targetUtilization.
+SERVING_BASE = {**HTTP, **METRICS, "workloads.0.targetUtilization": None,
+                "workloads.0.terminationGracePeriodSeconds": 180}
+SERVING = {**SERVING_BASE, "workloads.0.serving": PROFILE}
 PULL = {"server": "registry.example.com", "username": "ci", "passwordSecret": "registryPassword"}
 NFS = {"type": "nfs", "server": "10.0.0.5", "path": "/models"}
 RECEIVERS = {"alerting": {"webhook": {"urlSecret": "hookUrl"}, "slack": {"webhookUrlSecret": "slackUrl",
@@ -233,6 +240,20 @@ CHANGES: dict[str, Change] = {
         {"workloads.0.triggers": [{**WAITING, "metric": "vllm:num_requests_running"}]}, TRIGGER),
     "workloads[].triggers[].threshold": Change({"workloads.0.triggers": [{**WAITING, "threshold": 8}]}, TRIGGER),
     "workloads[].triggers[].window": Change({"workloads.0.triggers": [{**WAITING, "window": "2m"}]}, TRIGGER),
+    # --- serving profile (docs/serving-workloads.md, issue 21) ---
+    "workloads[].serving": Change({"workloads.0.serving": PROFILE}, SERVING_BASE),
+    "workloads[].serving.latencyObjective": Change(
+        {"workloads.0.serving.latencyObjective": OBJECTIVE},
+        {**SERVING_BASE, "workloads.0.serving": {"engine": "vllm", "perGpu": PER_GPU}}),
+    "workloads[].serving.latencyObjective.ttftP90": Change(
+        {"workloads.0.serving.latencyObjective.ttftP90": "400ms"}, SERVING),
+    "workloads[].serving.latencyObjective.tpotP90": Change(
+        {"workloads.0.serving.latencyObjective.tpotP90": "40ms"}, SERVING),
+    "workloads[].serving.band.scaleUp": Change({"workloads.0.serving.band": {"scaleUp": 0.7}}, SERVING),
+    "workloads[].serving.band.scaleDown": Change({"workloads.0.serving.band": {"scaleDown": 0.3}}, SERVING),
+    "workloads[].serving.queuePerReplica": Change({"workloads.0.serving.queuePerReplica": 8}, SERVING),
+    "workloads[].serving.kvCacheUsage": Change({"workloads.0.serving.kvCacheUsage": 0.9}, SERVING),
+    "workloads[].serving.longestRequest": Change({"workloads.0.serving.longestRequest": "60s"}, SERVING),
     # --- alerting (docs/alerting.md) ---
     "alerting.webhook": Change({"alerting": {"webhook": {"urlSecret": "hookUrl"}}}),
     "alerting.webhook.urlSecret": Change({"alerting.webhook.urlSecret": "otherUrl"}, RECEIVERS),
@@ -441,6 +462,19 @@ WHERE: dict[str, tuple[str, ...]] = {
     "workloads[].triggers[].name": (f"{SCALED}.triggers[queue]",),
     "workloads[].triggers[].threshold": (f"{SCALED}.triggers[waiting].metadata.threshold",),
     "workloads[].triggers[].window": (f"{SCALED}.triggers[waiting].metadata.query",),
+    "workloads[].serving": (
+        f"{SCALED}.triggers[queue-depth]", f"{SCALED}.triggers[kv-cache]", f"{SCALED}.triggers[latency-objective]",
+        f"{SCALED}.triggers[gpu-utilization].metadata.threshold",
+        f"{CONTAINER}.lifecycle.preStop.sleep.seconds",
+    ),
+    "workloads[].serving.band.scaleDown": (f"{SCALED}.triggers[latency-objective].metadata.query",),
+    "workloads[].serving.band.scaleUp": (f"{SCALED}.triggers[latency-objective].metadata.query",),
+    "workloads[].serving.kvCacheUsage": (f"{SCALED}.triggers[kv-cache].metadata.query",),
+    "workloads[].serving.latencyObjective": (f"{SCALED}.triggers[latency-objective]",),
+    "workloads[].serving.latencyObjective.tpotP90": (f"{SCALED}.triggers[latency-objective].metadata.query",),
+    "workloads[].serving.latencyObjective.ttftP90": (f"{SCALED}.triggers[latency-objective].metadata.query",),
+    "workloads[].serving.longestRequest": (f"{CONTAINER}.lifecycle.preStop.sleep.seconds",),
+    "workloads[].serving.queuePerReplica": (f"{SCALED}.triggers[queue-depth].metadata.query",),
     "workloads[].wakeTrigger": (f"{SCALED}.triggers[demand]",),
     "workloads[].wakeTrigger.activationThreshold": (f"{SCALED}.triggers[demand].metadata.activationThreshold",),
     "workloads[].wakeTrigger.query": (f"{SCALED}.triggers[demand].metadata.query",),
@@ -466,6 +500,12 @@ VALIDATION_ONLY: dict[str, str] = {
     "whatIf": "read only by `python -m capacity` (the what-if), never by the Pulumi program",
     "workloads[].interruptible": "permits a spot pool (refused without it); what running on spot capacity changes "
     "(tolerations, the PodDisruptionBudget) follows the pool the workload names, not this key",
+    "workloads[].serving.engine": "one engine is known (vllm, stackconfig/engines.py), so there is no other valid "
+    "value to change it to; the metric names it selects are in every serving trigger's query "
+    "(tests/test_serving_profile.py)",
+    **{f"workloads[].serving.perGpu{key}": "what one GPU delivers for the model: checked against the latency "
+       "objective (an objective below it is refused) and read by the what-if's service model, never by the program"
+       for key in ("", ".ttftP90", ".tpotP90", ".tpotP90AtKnee")},
     "gpuPool.acceptUnlistedFlavor": "acknowledges a flavor missing from stackconfig/flavors.py; it can only be true, "
     "and the flavor and gpusPerNode it goes with are what reach the plan",
 }

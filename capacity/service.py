@@ -1,0 +1,151 @@
+"""The what-if's per-GPU service model (issue 21): what a model server's users feel for a given load, and the
+serving profile's triggers computed from it.
+
+A fluid model of one pool of identical engines, in the trace's unit of work (GPU-seconds at the knee:
+`whatIf.perGpu` is what one GPU serves per minute at 100 %). Each tick, the work that arrives joins a backlog
+and the Ready GPUs serve up to their capacity:
+
+- load `ρ` = served / capacity (0-1): below the knee the engine batches what comes, so the P90 time per output
+  token rises linearly from `perGpu.tpotP90` (a request alone) to `perGpu.tpotP90AtKnee` (a full batch);
+- above the knee the batch is full and the excess waits: the backlog `B` (GPU-seconds) is served first in,
+  first out, so a new request waits `B / capacity` seconds before its prefill; P90 TTFT = `perGpu.ttftP90` +
+  that wait;
+- KV-cache usage follows the batch: `ρ` (a full batch at the knee fills the cache vLLM reserved).
+
+An instant attains the objective when both P90s are within `serving.latencyObjective`; attainment is the share
+of the demand that arrived at such instants, goodput the GPU-hours of work served at them. The triggers are the
+rendered ones (renderers/serving_profile.py): the latency ratio clamped at CLAMP, averaged over the scrapes of
+its smoothing window and banded; the KV-cache usage over its saturation level. The model has no request count,
+so the queue trigger is left out: here a queue exists only above the knee, where the latency trigger sees it in
+the TTFT. A model, not a measurement: the knee and the P90s come from `vllm bench serve` on the real model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from renderers import serving_profile
+from stackconfig.serving import ServingConfig, seconds
+from stackconfig.workloads import WorkloadConfig
+
+
+@dataclass(frozen=True)
+class ServiceModel:
+    """A serving profile's numbers in seconds: what one GPU delivers, the objective, the band and saturation."""
+
+    ttft_low: float
+    tpot_low: float
+    tpot_knee: float
+    ttft_objective: float | None
+    tpot_objective: float | None
+    band_up: float
+    band_down: float
+    kv_saturation: float
+    clamp: float = serving_profile.CLAMP
+    #: Scrapes the latency ratio is averaged over (SMOOTHING at the scrape interval).
+    smoothing_scrapes: int = 4
+
+    @classmethod
+    def from_config(cls, s: ServingConfig, scrape_interval: int) -> ServiceModel | None:
+        """None without `perGpu` (then there is nothing to model the latency from)."""
+        if s.per_gpu is None:
+            return None
+        o = s.latency_objective
+        smoothing = seconds(serving_profile.SMOOTHING)
+        return cls(
+            ttft_low=seconds(s.per_gpu.ttft_p90), tpot_low=seconds(s.per_gpu.tpot_p90),
+            tpot_knee=seconds(s.per_gpu.tpot_p90_at_knee),
+            ttft_objective=seconds(o.ttft_p90) if o is not None and o.ttft_p90 is not None else None,
+            tpot_objective=seconds(o.tpot_p90) if o is not None and o.tpot_p90 is not None else None,
+            band_up=s.band.scale_up, band_down=s.band.scale_down, kv_saturation=s.kv_cache_usage,
+            smoothing_scrapes=max(1, round(smoothing / scrape_interval)),
+        )
+
+    def latency(self, load: float, wait: float) -> tuple[float, float]:
+        """(P90 TTFT, P90 TPOT) at load `load` (0-1) with `wait` seconds of backlog ahead of a new request."""
+        tpot = self.tpot_low + (self.tpot_knee - self.tpot_low) * min(max(load, 0.0), 1.0)
+        return self.ttft_low + wait, tpot
+
+    def ratio(self, ttft: float, tpot: float) -> float | None:
+        """The larger P90 / objective (None without an objective), before the clamp."""
+        parts = [v / o for v, o in ((ttft, self.ttft_objective), (tpot, self.tpot_objective)) if o is not None]
+        return max(parts) if parts else None
+
+    def banded(self, s: float) -> float:
+        """renderers/serving_profile.py `banded`: s/up above the band, s/down below it, 1 inside."""
+        return max(s / self.band_up, 1.0) * min(s / self.band_down, 1.0)
+
+
+class Service:
+    """The model's state over a run: the backlog, the scraped signals, and the attainment tallies."""
+
+    def __init__(self, model: ServiceModel, scrape_window: int) -> None:
+        self.m = model
+        self.backlog = 0.0
+        self.load = 0.0
+        self.ttft, self.tpot = model.ttft_low, model.tpot_low
+        self.idle = True
+        self.ratios: deque[float] = deque(maxlen=model.smoothing_scrapes)
+        self.kv: deque[float] = deque(maxlen=max(1, scrape_window))
+        self.demand_s = 0.0
+        self.attained_s = 0.0
+        self.goodput_s = 0.0
+        self.worst_ttft = 0.0
+        self.worst_tpot = 0.0
+
+    def step(self, demand: float, capacity: float, dt: float) -> None:
+        """One tick: `demand` GPUs of work arrive, `capacity` Ready GPUs serve."""
+        arrived = demand * dt
+        work = self.backlog + arrived
+        served = min(work, capacity * dt)
+        self.backlog = work - served
+        self.idle = served <= 0 and self.backlog <= 0
+        self.load = served / (capacity * dt) if capacity > 0 else 0.0
+        wait = self.backlog / capacity if capacity > 0 else math.inf
+        self.ttft, self.tpot = self.m.latency(self.load, wait)
+        met = (self.m.ttft_objective is None or self.ttft <= self.m.ttft_objective) and (
+            self.m.tpot_objective is None or self.tpot <= self.m.tpot_objective)
+        self.demand_s += arrived
+        if arrived > 0:
+            self.worst_ttft = max(self.worst_ttft, self.ttft)
+            self.worst_tpot = max(self.worst_tpot, self.tpot)
+        if met:
+            self.attained_s += arrived
+            self.goodput_s += served
+
+    def scrape(self, ready_pods: int) -> None:
+        """What Prometheus holds of the engines' series: nothing while no pod is ready (an engine that is not
+        serving exports no histogram); the ratio is 0 when no request finished (renderers/serving_profile.py)."""
+        if ready_pods == 0:
+            self.ratios.clear()
+            self.kv.clear()
+            return
+        r = self.m.ratio(self.ttft, self.tpot)
+        if r is not None:
+            self.ratios.append(0.0 if self.idle else min(r, self.m.clamp))
+        self.kv.append(self.load)
+
+    def values(self) -> list[float]:
+        """Each modelled trigger's value (metric type Value, target 1), as KEDA would read it now."""
+        out = []
+        if self.ratios:
+            out.append(self.m.banded(sum(self.ratios) / len(self.ratios)))
+        if self.kv:
+            out.append(sum(self.kv) / len(self.kv) / self.m.kv_saturation)
+        return out
+
+    def result(self) -> dict[str, float]:
+        demand = self.demand_s
+        return {
+            "objectiveAttainment": self.attained_s / demand if demand > 0 else 1.0,
+            "goodputGpuHours": self.goodput_s / 3600,
+            "worstTtftP90Seconds": self.worst_ttft,
+            "worstTpotP90Seconds": self.worst_tpot,
+        }
+
+
+def gpu_only_threshold(gpus_per_pod: int) -> float:
+    """The GPU-utilisation-only comparison's per-replica target: WorkloadConfig's default targetUtilization."""
+    return float(WorkloadConfig.model_fields["target_utilization"].default) * gpus_per_pod
