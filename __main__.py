@@ -14,7 +14,7 @@ import pulumi
 from components.cluster import GpuCluster, GpuClusterArgs
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
-from components.headroom import Headroom, HeadroomArgs
+from components.headroom import Headroom, HeadroomArgs, PoolHeadroom
 from components.keda import Keda, KedaArgs
 from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
@@ -30,7 +30,7 @@ from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE
 
 cfg = stack_config(Path(__file__).parent)
 secrets = secret_config(secret_config_keys(cfg))
-pool = cfg.gpu_pool
+pools = cfg.pools
 
 existing = cfg.cluster.existing
 gpu_cluster: GpuCluster | ExistingCluster
@@ -41,9 +41,9 @@ if existing is None:
         CLUSTER,
         GpuClusterArgs(
             cluster=cfg.cluster,
-            pool=pool,
+            pools=pools,
             system_pool=cfg.system_pool,
-            autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
+            autoscaler=autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler),
             protect=cfg.protect,
             former_name=cfg.cluster.name,  # stacks from before the fixed name keep their cluster
         ),
@@ -59,7 +59,7 @@ else:
             ),
             cluster_name=cfg.cluster.name,
             kubernetes_version=cfg.cluster.version,
-            autoscaler=autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler),
+            autoscaler=autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler),
         ),
     )
 in_cluster = pulumi.ResourceOptions(
@@ -72,7 +72,8 @@ mirror = cfg.charts.mirror
 
 # The three releases are independent of each other: Pulumi installs them in parallel.
 gpu_operator = GpuOperator(
-    "gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operator, pool.taints, mirror=mirror), opts=in_cluster
+    "gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operator, [p.taints for p in pools], mirror=mirror),
+    opts=in_cluster,
 )
 keda = Keda("keda", KedaArgs(cfg.charts.keda, mirror=mirror), opts=in_cluster)
 monitoring = Monitoring(
@@ -112,27 +113,24 @@ namespaces = WorkloadNamespaces(
     opts=in_cluster,
     pod_security={w.namespace: workload_specs.pod_security_level(cfg.workloads, w.namespace) for w in cfg.workloads},
 )
-placement = PoolPlacement(labels=pool.labels, taints=pool.taints)
 workload_priority = WorkloadPriority("workload-priority", opts=in_cluster)
-if pool.headroom is not None:
+headroom = [PoolHeadroom(p.name, p.headroom, cfg.headroom_pod_gpus(p), PoolPlacement.of(p), first=cfg.first_pool(p))
+            for p in pools if p.headroom is not None]
+if headroom:
     Headroom(
         "headroom",
-        HeadroomArgs(
-            headroom=pool.headroom,
-            pod_gpus=cfg.headroom_pod_gpus,
-            placement=placement,
-            gpu_ready=[gpu_operator.release],
-            scaler_ready=[keda.release],
-        ),
+        HeadroomArgs(pools=headroom, gpu_ready=[gpu_operator.release], scaler_ready=[keda.release]),
         opts=in_cluster,
     )
 for w in cfg.workloads:
+    pool = cfg.pool_of(w)
+    assert pool is not None  # stackconfig refuses a workload without a pool of the stack
     GpuWorkload(
         w.name,
         GpuWorkloadArgs(
             workload=w,
             namespace=namespaces.names[w.namespace],
-            placement=placement,
+            placement=PoolPlacement.of(pool),
             prometheus_url=monitoring.prometheus_url,
             gpu_ready=[gpu_operator.release],
             scaler_ready=[keda.release, monitoring.release],

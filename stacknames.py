@@ -50,6 +50,10 @@ COMPONENT_LABEL = "app.kubernetes.io/component"
 POOL_LABEL = "platform.gcore-gpu/pool"
 #: The extended resource the NVIDIA device plugin advertises (and the pool's default taint key).
 GPU_RESOURCE = "nvidia.com/gpu"
+#: A spot pool's default taint (`key: value:Effect`, Gcore's form): only pods that tolerate it, the workloads that
+#: say they can be interrupted, land on capacity Gcore may reclaim.
+SPOT_TAINT_KEY = "platform.gcore-gpu/spot"
+SPOT_TAINT_SPEC = "true:NoSchedule"
 
 # --- priorities -------------------------------------------------------------------------------------------------
 
@@ -70,6 +74,14 @@ AUTOSCALER_EXPENDABLE_CUTOFF = -10
 
 #: The placeholder Deployment (and its ScaledObject).
 PLACEHOLDER_NAME = "gpu-headroom"
+
+
+def placeholder_name(pool: str, first: bool) -> str:
+    """The placeholder Deployment of a GPU pool: the first pool keeps the name stacks had before there were
+    several pools (a rename would recreate its placeholders), every other pool's carries the pool's name."""
+    return PLACEHOLDER_NAME if first else f"{PLACEHOLDER_NAME}-{pool}"
+
+
 #: What marks a placeholder pod: the policy pack tells placeholders from workloads by it.
 PLACEHOLDER_COMPONENT = "headroom"
 PLACEHOLDER_LABELS: Mapping[str, str] = {NAME_LABEL: PLACEHOLDER_NAME, COMPONENT_LABEL: PLACEHOLDER_COMPONENT}

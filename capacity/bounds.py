@@ -39,9 +39,9 @@ from capacity.space import (
 )
 from capacity.trace import Segment
 from renderers.gcore_cluster import autoscaler_config
-from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, load_stack_config
+from stackconfig import ConfigError, GpuPoolConfig, Problem, StackConfig, WhatIfConfig, load_stack_config
 
-POOL, CLUSTER = "gpuPool", "cluster.autoscaler"
+CLUSTER = "cluster.autoscaler"
 GPU_POOL_MAX_NODES = 200  # stackconfig/gpu_pool.py: maxNodes ≤ 200
 
 
@@ -83,6 +83,10 @@ class Stack:
         self.index = next(i for i, w in enumerate(self.cfg.workloads) if w.name == workload.name)
         self.name = workload.name
         self.prefix = f"workloads.{self.index}"
+        #: The workload's pool (the one the tuner changes): its index among the pools and its stack-file path.
+        own = stackfile.workload_pool(self.cfg, workload)
+        self.pool_index = next(i for i, p in enumerate(self.cfg.pools) if p == own)
+        self.pool = f"gpuPools.{self.pool_index}" if self.cfg.gpu_pools is not None else "gpuPool"
         #: The wall clock of the trace's first row when its times are ISO timestamps (else whatIf.start).
         self.start: datetime | None = None
 
@@ -96,6 +100,16 @@ class Stack:
         except ConfigError:
             return None
 
+    def pool_of(self, cfg: StackConfig) -> GpuPoolConfig:
+        """The workload's pool in `cfg` (this stack, or a candidate of it)."""
+        return cfg.pools[self.pool_index]
+
+    def raw_pool(self) -> dict[str, Any]:
+        """The workload's pool as the stack file writes it."""
+        if self.cfg.gpu_pools is not None:
+            return dict(self.raw["gpuPools"][self.pool_index])
+        return dict(self.raw.get("gpuPool") or {})
+
     def settings(self, cfg: StackConfig) -> SimSettings:
         s = stackfile.settings_from_config(cfg, cfg.workloads[self.index], self.whatif)
         return s if self.start is None else dataclasses.replace(s, start=self.start)
@@ -103,17 +117,17 @@ class Stack:
 
 def build_space(stack: Stack, request: Request, bounds: Bounds, shape: shapes.Shape | None) -> Space:
     cfg, raw = stack.cfg, stack.raw
-    pool, w = cfg.gpu_pool, cfg.workloads[stack.index]
+    pool, w = stack.pool_of(cfg), cfg.workloads[stack.index]
     raw_w = raw["workloads"][stack.index]
     effective = {"minReplicas": w.min_replicas, "maxReplicas": w.max_replicas,
                  "targetUtilization": w.target_utilization,
                  "scaleDownStabilizationSeconds": w.scale_down_stabilization_seconds,
                  "schedules": raw_w.get("schedules") or []}
-    flags = {**CA_DEFAULTS, **autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler)}
-    raw_headroom = (raw.get("gpuPool") or {}).get("headroom")
+    flags = {**CA_DEFAULTS, **autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)}
+    raw_headroom = stack.raw_pool().get("headroom")
     knobs = [
-        *pool_knobs(POOL, pool.min_nodes, pool.max_nodes, bounds.nodes),
-        headroom_knob(POOL, raw_headroom, cfg.headroom_pod_gpus, pool.gpus),
+        *pool_knobs(stack.pool, pool.min_nodes, pool.max_nodes, bounds.nodes),
+        headroom_knob(stack.pool, raw_headroom, cfg.headroom_pod_gpus(pool), pool.gpus),
         *workload_knobs(stack.prefix, effective, bounds.min_replicas, bounds.max_replicas,
                         LEARNED_LEVELS if shape else (), request.ranges),
         *autoscaler_knobs(CLUSTER, flags, request.ranges),
@@ -131,7 +145,8 @@ def build_space(stack: Stack, request: Request, bounds: Bounds, shape: shapes.Sh
 
 def loosest(stack: Stack, min_nodes: int, max_nodes: int, max_replicas: int, min_replicas: int) -> dict[str, Any]:
     """The stack-file change to the bounds' widest pool: the oracle's and the largest capacity's."""
-    return {f"{POOL}.minNodes": min_nodes, f"{POOL}.maxNodes": max_nodes, f"{POOL}.headroom": None,
+    pool = stack.pool
+    return {f"{pool}.minNodes": min_nodes, f"{pool}.maxNodes": max_nodes, f"{pool}.headroom": None,
             f"{stack.prefix}.minReplicas": min_replicas, f"{stack.prefix}.maxReplicas": max_replicas,
             f"{stack.prefix}.schedules": []}
 
@@ -139,7 +154,7 @@ def loosest(stack: Stack, min_nodes: int, max_nodes: int, max_replicas: int, min
 def max_replicas_at(stack: Stack, min_nodes: int, max_nodes: int, min_replicas: int) -> int | None:
     """The most replicas the config model lets the workload have on `max_nodes` nodes (None: none)."""
     cfg = stack.cfg
-    per_node = cfg.gpu_pool.gpus // cfg.workloads[stack.index].gpus_per_pod
+    per_node = stack.pool_of(cfg).gpus // cfg.workloads[stack.index].gpus_per_pod
     for m in range(per_node * max_nodes, max(min_replicas, 1) - 1, -1):
         if stack.valid(loosest(stack, min_nodes, max_nodes, m, min_replicas)) is not None:
             return m
@@ -176,7 +191,7 @@ class Bounds:
 
 
 def check_paths(stack: Stack, request: Request) -> None:
-    paths = tunable_paths(POOL, stack.prefix, CLUSTER)
+    paths = tunable_paths(stack.pool, stack.prefix, CLUSTER)
     problems = []
     for option, path in [*(("--range", p) for p in request.ranges), *(("--keep", p) for p in request.keep)]:
         if path not in paths:
@@ -239,8 +254,9 @@ def find_bounds(stack: Stack, request: Request) -> Bounds:
     w = cfg.workloads[stack.index]
     r = request.ranges
     check_range_ends(stack, r)
-    quota = request.max_nodes if request.max_nodes is not None else cfg.gpu_pool.max_nodes
-    nodes = node_bounds(POOL, cfg.gpu_pool.min_nodes, quota, r)
+    pool, key = stack.pool_of(cfg), stack.pool
+    quota = request.max_nodes if request.max_nodes is not None else pool.max_nodes
+    nodes = node_bounds(key, pool.min_nodes, quota, r)
     lo_n, hi_m = nodes.min_low, nodes.max_high
     lo_r = replica_low(stack.prefix, w.min_replicas, 0 if w.wake_trigger is not None else 1, r)
     hi_r_asked = r.get(f"{stack.prefix}.maxReplicas", Range()).high
@@ -253,13 +269,13 @@ def find_bounds(stack: Stack, request: Request) -> Bounds:
                        f"raise the upper end to at least {lo_r:g}, or allow fewer replicas with --range "
                        f"{stack.prefix}.minReplicas={max(0 if w.wake_trigger else 1, 1)}..{hi_r_asked:g}")
     if lo_n >= hi_m:
-        floor = "the lower end of --range gpuPool.minNodes" if f"{POOL}.minNodes" in r else (
-            "the stack's own gpuPool.minNodes, below which the tuner does not go unless asked")
-        raise _problem("--range" if f"{POOL}.maxNodes" in r else "--max-nodes", hi_m,
-                       f"puts gpuPool.maxNodes at most {hi_m}, not above gpuPool.minNodes ≥ {lo_n} ({floor}): a pool "
+        floor = f"the lower end of --range {key}.minNodes" if f"{key}.minNodes" in r else (
+            f"the stack's own {key}.minNodes, below which the tuner does not go unless asked")
+        raise _problem("--range" if f"{key}.maxNodes" in r else "--max-nodes", hi_m,
+                       f"puts {key}.maxNodes at most {hi_m}, not above {key}.minNodes ≥ {lo_n} ({floor}): a pool "
                        "whose maxNodes is not greater than its minNodes cannot grow",
-                       f"allow gpuPool.maxNodes of at least {lo_n + 1} (--max-nodes {lo_n + 1}), or lower the floor "
-                       f"with --range gpuPool.minNodes=1..{max(1, hi_m - 1)}")
+                       f"allow {key}.maxNodes of at least {lo_n + 1} (--max-nodes {lo_n + 1}), or lower the floor "
+                       f"with --range {key}.minNodes=1..{max(1, hi_m - 1)}")
     fits = max_replicas_at(stack, lo_n, hi_m, lo_r)
     if fits is None:
         try:
@@ -305,8 +321,9 @@ def unmeetable(stack: Stack, request: Request, bounds: Bounds, tune_part: Sequen
     why = (f"even nodes that appear the minute they are needed leave {pct:.3g} % of the demand unserved "
            f"({excess:.2f} of {demand:.1f} GPU-hours): demand reaches {peak:.1f} GPUs, and the bounds allow the "
            f"workload at most {bounds.max_replicas} replicas × {w.gpus_per_pod} GPU(s) = {bounds.cap:g} GPUs "
-           f"(at most {bounds.max_nodes} nodes of {stack.cfg.gpu_pool.gpus} GPUs")
-    reserved = sum(o.gpus_per_pod * o.max_replicas for o in stack.cfg.workloads if o.name != stack.name)
+           f"(at most {bounds.max_nodes} nodes of {stack.pool_of(stack.cfg).gpus} GPUs")
+    reserved = sum(o.gpus_per_pod * o.max_replicas for o in stack.cfg.workloads_on(stack.pool_of(stack.cfg))
+                   if o.name != stack.name)
     why += (f", less the {reserved} GPUs the other workloads may take at their maxReplicas, which must fit too)"
             if reserved else ")")
     fixes = [f"allow at least {math.ceil(pct * 100) / 100:g} % (--max-unserved {math.ceil(pct * 100) / 100:g}%)"]

@@ -23,7 +23,7 @@ from capacity.service import gpu_only_threshold
 from capacity.sim import simulate
 from capacity.trace import TraceError, segments, trace_start
 from offline.engine import ROOT
-from stackconfig import ConfigError, Problem, WhatIfConfig
+from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig
 
 #: Exit status for an input that cannot be used (argparse's own, for the same kind of mistake).
 USAGE = 2
@@ -186,10 +186,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "stack": args.stack,
         "workload": workload.name,
+        "pool": stackfile.workload_pool(cfg, workload).name,
         "trace": {"file": str(trace), "column": column, "perGpu": per_gpu, "days": args.days},
         "seed": seed,
         "overrides": list(args.set),
         **result,
+        **stack_totals(cfg, workload, result),
         "settings": settings.as_json(),
     }
     if args.plot is not None and series is not None:
@@ -205,6 +207,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"note: --days {args.days:g} asked for more than the trace holds: replayed all of it "
               f"({result['hours'] / 24:.2f} days)", file=sys.stderr)
     return out
+
+
+def stack_totals(cfg: StackConfig, workload: WorkloadConfig, result: dict[str, Any]) -> dict[str, Any]:
+    """`pools` (the replayed pool's figures, and each other pool as its workloads' minimums hold it) and `stack`
+    (cost and GPU-hours billed over every GPU pool, for the replay and its two yardsticks): with several pools the
+    replayed pool is not the whole bill."""
+    hours = result["hours"]
+    held = stackfile.held_pools(cfg, workload)
+    own = stackfile.workload_pool(cfg, workload)
+    pools: dict[str, Any] = {own.name: {
+        "simulated": True, "spot": own.spot, "workloads": [w.name for w in cfg.workloads_on(own)],
+        "pricePerGpuHour": own.price_per_gpu_hour,
+        **{key: result[key] for key in ("cost", "costPerMonth", "gpuHoursBilled", "peakNodes")},
+        "oracleCostPerMonth": result["oracle"]["costPerMonth"], "staticCostPerMonth": result["static"]["costPerMonth"],
+    }}
+    pools.update({p.name: p.as_json(hours) for p in held})
+    fixed = sum(p.cost(hours) for p in held)
+    per_month = 730 / hours if hours else 0.0
+
+    def total(run: dict[str, Any]) -> dict[str, float]:
+        return {"cost": run["cost"] + fixed, "costPerMonth": (run["cost"] + fixed) * per_month,
+                "gpuHoursBilled": run["gpuHoursBilled"] + sum(p.nodes * p.gpus_per_node * hours for p in held)}
+
+    return {"pools": pools, "stack": {**total(result), "oracle": total(result["oracle"]),
+                                      "static": total(result["static"])}}
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -223,7 +250,16 @@ def summary(result: dict[str, Any]) -> str:
                  f"over {ttc['episodes']} episode(s)")
     lines.append(f"nodes ordered {result['nodesOrdered']}, given up {result['nodesGivenUp']}; "
                  f"price {result['settings']['pricePerGpuHour']:g} USD per GPU-hour "
-                 "(estimate: gpuPool.pricePerGpuHour)")
+                 "(estimate: the pool's pricePerGpuHour)")
+    held = {name: p for name, p in result.get("pools", {}).items() if not p["simulated"]}
+    if held:
+        lines.append(f"replayed on pool {result['pool']}; the other pools hold their workloads' minReplicas:")
+        for name, p in held.items():
+            lines.append(f"  pool {name}{' (spot)' if p['spot'] else ''}: {p['nodes']} node(s) × {p['gpusPerNode']} "
+                         f"GPUs at {p['pricePerGpuHour']:g} USD = {p['costPerMonth']:,.0f} USD per month")
+        st = result["stack"]
+        lines.append(f"every GPU pool: {st['costPerMonth']:,.0f} USD per month (oracle "
+                     f"{st['oracle']['costPerMonth']:,.0f}, static {st['static']['costPerMonth']:,.0f})")
     lines.extend(serving_summary(result))
     return "\n".join(lines)
 

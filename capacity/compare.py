@@ -23,7 +23,11 @@ MARKER = "<!-- what-if -->"
 
 
 def _num(result: dict[str, Any], path: str) -> float:
+    """The number at `path`; a `stack.` path (every GPU pool's total, issue 19) falls back to the replayed pool's
+    own figure in a result from before there were several pools, where the two are the same."""
     node: Any = result
+    if path.startswith("stack.") and "stack" not in result:
+        path = path.removeprefix("stack.")
     for part in path.split("."):
         node = node[part]
     value = float(node)
@@ -34,12 +38,12 @@ def _num(result: dict[str, Any], path: str) -> float:
 
 #: (label, JSON path, format of a value, format of a change, what "better" is: -1 lower, +1 higher)
 ROWS: tuple[tuple[str, str, Callable[[float], str], int], ...] = (
-    ("cost per month (USD)", "costPerMonth", lambda v: f"{v:,.0f}", -1),
+    ("cost per month (USD)", "stack.costPerMonth", lambda v: f"{v:,.0f}", -1),
     ("unserved GPU-hours", "gpuHoursUnserved", lambda v: f"{v:,.2f}", -1),
     ("p95 time to capacity (min)", "timeToCapacityMinutes.p95", lambda v: f"{v:,.1f}", -1),
     ("peak nodes", "peakNodes", lambda v: f"{v:,.0f}", 0),
     ("minutes short of capacity", "minutesShort", lambda v: f"{v:,.0f}", -1),
-    ("GPU-hours billed", "gpuHoursBilled", lambda v: f"{v:,.0f}", -1),
+    ("GPU-hours billed", "stack.gpuHoursBilled", lambda v: f"{v:,.0f}", -1),
 )
 
 
@@ -50,6 +54,19 @@ def _change(base: float, head: float, fmt: Callable[[float], str]) -> str:
     sign = "+" if delta > 0 else "−"
     pct = f" ({delta / base:+.0%})" if base else ""
     return f"{sign}{fmt(abs(delta))}{pct}"
+
+
+def _held_pools_line(head: dict[str, Any]) -> list[str]:
+    """With several GPU pools: what the pools the trace does not replay hold (numbers only, like every cell)."""
+    pools = head.get("pools")
+    if not isinstance(pools, dict) or len(pools) < 2:
+        return []
+    held = [p for p in pools.values() if isinstance(p, dict) and not p.get("simulated")]
+    nodes = sum(_num(p, "nodes") for p in held)
+    cost = sum(_num(p, "costPerMonth") for p in held)
+    return ["", f"Cost and GPU-hours billed are every GPU pool's: the trace replays the workload's pool, and the "
+                f"{len(held)} other pool(s) hold their workloads' minReplicas on {nodes:,.0f} node(s), "
+                f"{cost:,.0f} USD/month."]
 
 
 def dominated_line(stack: str, tune: dict[str, Any] | None) -> list[str]:
@@ -102,10 +119,11 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
     for label, path, fmt, _ in ROWS:
         b, h = _num(base, path), _num(head, path)
         lines.append(f"| {label} | {fmt(b)} | {fmt(h)} | {_change(b, h, fmt)} |")
-    oracle, static = _num(head, "oracle.costPerMonth"), _num(head, "static.costPerMonth")
+    oracle, static = _num(head, "stack.oracle.costPerMonth"), _num(head, "stack.static.costPerMonth")
     lines += ["", f"Yardsticks for the pull request: oracle (nodes exactly when needed) {oracle:,.0f} USD/month, "
                   f"static pool at maxNodes {static:,.0f} USD/month. Price: "
                   f"{_num(head, 'settings.pricePerGpuHour'):g} USD per GPU-hour (estimate)."]
+    lines += _held_pools_line(head)
     lines += serving_line(head)
     lines += dominated_line(stack, tune)
     return "\n".join(lines) + "\n"

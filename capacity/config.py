@@ -32,7 +32,16 @@ from offline.engine import ROOT
 from renderers import dcgm
 from renderers.gcore_cluster import autoscaler_config
 from renderers.workload_specs import scaled_object_spec
-from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig, load_stack_config
+from stackconfig import (
+    ConfigError,
+    GpuPoolConfig,
+    Problem,
+    StackConfig,
+    WhatIfConfig,
+    WorkloadConfig,
+    load_stack_config,
+)
+from stackconfig.packing import first_fit_decreasing
 from stackconfig.stackfile import read_stack
 from stacknames import HEADROOM_PRIORITY
 
@@ -128,15 +137,65 @@ class Conversion:
     per_gpu: float | None
 
 
+def workload_pool(cfg: StackConfig, workload: WorkloadConfig) -> GpuPoolConfig:
+    """The pool the trace's workload runs on: the one the simulator replays (the config guarantees there is one)."""
+    pool = cfg.pool_of(workload)
+    assert pool is not None, f"workload {workload.name} has no pool of the stack"
+    return pool
+
+
+@dataclass(frozen=True)
+class HeldPool:
+    """A GPU pool the trace's workload does not run on: its workloads hold their minReplicas there (and its base
+    headroom its placeholders), on its minNodes nodes or the few more they need. Not replayed: a fixed bill."""
+
+    name: str
+    spot: bool
+    nodes: int
+    gpus_per_node: int
+    price_per_gpu_hour: float
+    workloads: tuple[str, ...]
+
+    def cost(self, hours: float) -> float:
+        return self.nodes * self.gpus_per_node * self.price_per_gpu_hour * hours
+
+    def as_json(self, hours: float) -> dict[str, Any]:
+        cost = self.cost(hours)
+        return {"simulated": False, "spot": self.spot, "workloads": list(self.workloads), "nodes": self.nodes,
+                "gpusPerNode": self.gpus_per_node, "pricePerGpuHour": self.price_per_gpu_hour,
+                "gpuHoursBilled": self.nodes * self.gpus_per_node * hours, "cost": cost,
+                "costPerMonth": cost / hours * 730 if hours else 0.0}
+
+
+def held_pools(cfg: StackConfig, workload: WorkloadConfig) -> list[HeldPool]:
+    """Every GPU pool but the workload's, each as its workloads' minimums hold it (first-fit decreasing, as the
+    config's own packing rules place pods: stackconfig/packing.py)."""
+    own = workload_pool(cfg, workload)
+    out = []
+    for pool in cfg.pools:
+        if pool == own or not pool.gpus:
+            continue
+        on = cfg.workloads_on(pool)
+        pods = [w.gpus_per_pod for w in on for _ in range(w.min_replicas)]
+        if pool.headroom is not None:
+            pod_gpus = cfg.headroom_pod_gpus(pool)
+            pods += [pod_gpus] * (pool.headroom.gpus // pod_gpus)
+        bins = first_fit_decreasing(pods, [pool.gpus] * pool.min_nodes, open_size=pool.gpus) or []
+        out.append(HeldPool(pool.name, pool.spot, max(pool.min_nodes, len(bins)), pool.gpus,
+                            pool.price_per_gpu_hour, tuple(w.name for w in on)))
+    return out
+
+
 def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: WhatIfConfig) -> SimSettings:
-    """The single mapping from the stack's config to the simulator."""
-    pool = cfg.gpu_pool
+    """The single mapping from the stack's config to the simulator: the workload's own pool, with the other
+    workloads of that pool holding their minReplicas on it (the other pools are `held_pools`)."""
+    pool = workload_pool(cfg, workload)
     spec = scaled_object_spec(workload, _PROMETHEUS_URL)
     behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
     trigger = next(t for t in spec["triggers"] if t["name"] == "gpu-utilization")
-    flags = {**CA_DEFAULTS, **autoscaler_config(pool, cfg.workloads, cfg.cluster.autoscaler)}
+    flags = {**CA_DEFAULTS, **autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)}
     others = tuple(
-        o.gpus_per_pod for o in cfg.workloads if o.name != workload.name for _ in range(o.min_replicas)
+        o.gpus_per_pod for o in cfg.workloads_on(pool) if o.name != workload.name for _ in range(o.min_replicas)
     )
     # Workload cron windows of minimum replicas (rendered as KEDA cron triggers by scaled_object_spec).
     replica_windows = tuple(CronWindow(s.start, s.end, s.timezone, s.min_replicas) for s in workload.schedules)
@@ -144,7 +203,7 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
     headroom = pool.headroom
     headroom_kwargs: dict[str, Any] = {}
     if headroom is not None:
-        pod_gpus = cfg.headroom_pod_gpus
+        pod_gpus = cfg.headroom_pod_gpus(pool)
         headroom_kwargs = {
             "headroom_gpus": headroom.gpus,
             "placeholder_gpus": pod_gpus,

@@ -31,7 +31,6 @@ from typing import Any
 
 from capacity import shape as shapes
 from capacity.bounds import (
-    POOL,
     Bounds,
     Request,
     Stack,
@@ -93,7 +92,7 @@ def _part(segs: Sequence[Segment], start: float, end: float) -> list[Segment]:
 def _default_timezone(stack: Stack) -> str:
     """The time zone the stack's own windows are written in (the team's clock), else UTC."""
     w = stack.cfg.workloads[stack.index]
-    headroom = stack.cfg.gpu_pool.headroom
+    headroom = stack.pool_of(stack.cfg).headroom
     for sch in (*w.schedules, *(headroom.schedules if headroom else ())):
         return sch.timezone
     return "UTC"
@@ -135,7 +134,7 @@ class Tuner:
         stack, shape, bounds = self.stack, self.shape, self.bounds
         assert bounds is not None
         sched = f"{stack.prefix}.schedules"
-        gpn = stack.cfg.gpu_pool.gpus
+        gpn = stack.pool_of(stack.cfg).gpus
         memo: dict[Candidate, Built | None] = {}
 
         def build(cand: Candidate) -> Built | None:
@@ -152,9 +151,11 @@ class Tuner:
                 if cfg0 is None or shape is None:
                     return None
                 w0 = cfg0.workloads[stack.index]
-                reserved = sum(o.gpus_per_pod * o.min_replicas for o in cfg0.workloads if o.name != w0.name)
-                held = cfg0.gpu_pool.headroom.gpus if cfg0.gpu_pool.headroom else 0
-                floor = (cfg0.gpu_pool.min_nodes * gpn - reserved - held) // w0.gpus_per_pod
+                pool0 = stack.pool_of(cfg0)
+                reserved = sum(o.gpus_per_pod * o.min_replicas for o in cfg0.workloads_on(pool0)
+                               if o.name != w0.name)
+                held = pool0.headroom.gpus if pool0.headroom else 0
+                floor = (pool0.min_nodes * gpn - reserved - held) // w0.gpus_per_pod
                 windows = shape.windows(learned.q, max(floor, w0.min_replicas), w0.gpus_per_pod, w0.max_replicas,
                                         _lead_seconds(stack.settings(cfg0)))
                 own = space.knobs[space.index(sched)].stack_value or []
@@ -173,11 +174,12 @@ class Tuner:
         window): it meets any time to capacity whenever the unserved level can be met at all, so the search
         has an answer that meets the level (unless --keep holds it off)."""
         cand = list(space.start())
-        for path in (f"{POOL}.minNodes", f"{POOL}.maxNodes", f"{self.stack.prefix}.minReplicas",
+        pool = self.stack.pool
+        for path in (f"{pool}.minNodes", f"{pool}.maxNodes", f"{self.stack.prefix}.minReplicas",
                      f"{self.stack.prefix}.maxReplicas"):
             n = space.index(path)
             cand[n] = len(space.knobs[n].values) - 1
-        for path in (f"{POOL}.headroom", f"{self.stack.prefix}.schedules"):
+        for path in (f"{pool}.headroom", f"{self.stack.prefix}.schedules"):
             n = space.index(path)
             cand[n] = next((i for i, v in enumerate(space.knobs[n].values) if v is None or v == []), cand[n])
         return tuple(cand)
@@ -201,7 +203,7 @@ class Tuner:
         for k in space.knobs:
             if k.path == f"{self.stack.prefix}.schedules":
                 k = dataclasses.replace(k, values=([],), current=None if k.stack_value else 0, coarse=(0,))
-            elif k.path == f"{POOL}.headroom":
+            elif k.path == f"{self.stack.pool}.headroom":
                 keep = [i for i, v in enumerate(k.values) if not (isinstance(v, dict) and v.get("schedules"))]
                 current = keep.index(k.current) if k.current in keep else None
                 k = dataclasses.replace(k, values=tuple(k.values[i] for i in keep), current=current,

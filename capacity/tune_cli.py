@@ -54,7 +54,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help=f"p95 time from a shortfall to enough Ready GPUs, e.g. 5m, 90s (default {DEFAULT_P95})")
     bounds = p.add_argument_group("bounds")
     bounds.add_argument("--max-nodes", type=int, metavar="N",
-                        help="quota: gpuPool.maxNodes at most N (default: the stack's maxNodes)")
+                        help="quota: the workload's pool's maxNodes at most N (default: its maxNodes)")
     bounds.add_argument("--range", action="append", default=[], metavar="PATH=LOW..HIGH",
                         help="bounds of one setting, e.g. gpuPool.minNodes=2.. or "
                              "cluster.autoscaler.scale-down-unneeded-time=5m..30m (repeatable)")

@@ -1,14 +1,15 @@
-"""GpuCluster: the Gcore Managed Kubernetes cluster, its bare-metal GPU pool, and a provider for it.
+"""GpuCluster: the Gcore Managed Kubernetes cluster, its bare-metal GPU pools, and a provider for it.
 
 Replacement map (G-Core/terraform-provider-gcore v0.34.3: `ForceNew` in gcore/resource_gcore_k8sv2.go,
 pool handling in its `resourceK8sV2Update`; issue #67 / PR #70): name, keypair, network, subnet and cni are
-ForceNew and replace the WHOLE cluster; flavor and publicIpv4 recreate the GPU pool inside an update
-(and fail outright while it is the only pool); min/max nodes, labels and taints change in place.
+ForceNew and replace the WHOLE cluster; flavor and publicIpv4 recreate a GPU pool inside an update
+(and fail outright while it is the only pool); min/max nodes, labels and taints change in place. Pools are matched
+by name (PR #68), so a pool keeps its nodes as long as its name stays.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,8 @@ from stackconfig import ClusterConfig, GpuPoolConfig, SystemPoolConfig
 @dataclass(frozen=True)
 class GpuClusterArgs:
     cluster: ClusterConfig
-    pool: GpuPoolConfig
+    #: The GPU pools, in stack-file order (Gcore is given them first, then the system pool).
+    pools: Sequence[GpuPoolConfig]
     system_pool: SystemPoolConfig
     autoscaler: Mapping[str, str] = field(default_factory=dict)
     #: Protect the cluster against `pulumi destroy` and replacement (production).
@@ -37,7 +39,7 @@ TYPE = "gpu-platform:cluster:GpuCluster"
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """A `gcore.K8sv2` with one bare-metal GPU pool, its kubeconfig (secret) and a Kubernetes provider."""
+    """A `gcore.K8sv2` with its bare-metal GPU pools, its kubeconfig (secret) and a Kubernetes provider."""
 
     cluster: gcore.K8sv2
     kubeconfig: pulumi.Output[str]
@@ -58,7 +60,9 @@ class GpuCluster(pulumi.ComponentResource):
         def aliases(role: str) -> list[pulumi.Alias]:
             return [pulumi.Alias(name=f"{former}-{role}", parent=former_parent)] if former_parent is not None else []
 
-        c, p, s = args.cluster, args.pool, args.system_pool
+        c, s = args.cluster, args.system_pool
+        if not args.pools:
+            raise ValueError("GpuCluster needs at least one GPU pool")
         pools = [
             gcore.K8sv2PoolArgs(
                 name=p.name,
@@ -71,6 +75,7 @@ class GpuCluster(pulumi.ComponentResource):
                 labels=dict(p.labels),
                 taints=dict(p.taints),
             )
+            for p in args.pools
         ]
         if s.enabled:
             pools.append(
@@ -100,7 +105,7 @@ class GpuCluster(pulumi.ComponentResource):
             cni=gcore.K8sv2CniArgs(provider=c.cni),
             autoscaler_config=dict(args.autoscaler),
             pools=pools,
-            timeouts=gcore.K8sv2TimeoutsArgs(**gcore_timeouts(p)),
+            timeouts=gcore.K8sv2TimeoutsArgs(**gcore_timeouts(args.pools)),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,

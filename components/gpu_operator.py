@@ -3,7 +3,7 @@ renderers/chart_values.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -17,7 +17,8 @@ from stacknames import GPU_OPERATOR_NAMESPACE
 @dataclass(frozen=True)
 class GpuOperatorArgs:
     version: str
-    pool_taints: Mapping[str, str]
+    #: Each GPU pool's taints (one mapping per pool): the operands must run on every GPU node.
+    pool_taints: Mapping[str, str] | Sequence[Mapping[str, str]]
     namespace: str = GPU_OPERATOR_NAMESPACE
     #: `charts.mirror`: where the chart comes from instead of its repository.
     mirror: str | None = None

@@ -1,9 +1,10 @@
-"""Headroom: the GPU headroom's namespace, PriorityClass, placeholder Deployment and (with schedules) its
-ScaledObject; what they hold and why is renderers/headroom_specs.py."""
+"""Headroom: the GPU headroom's namespace and PriorityClass, and per GPU pool with headroom its placeholder Deployment
+and (with schedules) its ScaledObject; what they hold and why is renderers/headroom_specs.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -12,6 +13,7 @@ from components.kube import namespace
 from renderers.headroom_specs import (
     headroom_priority_class_spec,
     placeholder_deployment_spec,
+    placeholder_labels,
     placeholder_scaled_object_spec,
     priority_class_args,
 )
@@ -20,17 +22,30 @@ from stackconfig import HeadroomConfig
 from stacknames import (
     HEADROOM_NAMESPACE,
     HEADROOM_PRIORITY_CLASS,
-    PLACEHOLDER_LABELS,
-    PLACEHOLDER_NAME,
     PLATFORM_LABELS,
+    placeholder_name,
 )
 
 
 @dataclass(frozen=True)
-class HeadroomArgs:
+class PoolHeadroom:
+    """One GPU pool's spare GPUs: what its placeholders hold, and where they go."""
+
+    pool: str
     headroom: HeadroomConfig
     pod_gpus: int
     placement: PoolPlacement
+    #: The first GPU pool keeps the names of a one-pool stack (stacknames.placeholder_name).
+    first: bool = True
+
+    @property
+    def name(self) -> str:
+        return placeholder_name(self.pool, self.first)
+
+
+@dataclass(frozen=True)
+class HeadroomArgs:
+    pools: list[PoolHeadroom]
     #: What the placeholders need before they can hold GPUs (the GPU Operator's device plugin).
     gpu_ready: list[pulumi.Resource] = field(default_factory=list)
     #: What the ScaledObject needs (the KEDA release: CRD and operator, destroyed after the ScaledObject).
@@ -38,16 +53,14 @@ class HeadroomArgs:
 
 
 class Headroom(pulumi.ComponentResource):
-    """Namespace, PriorityClass, placeholder Deployment and (with schedules) its ScaledObject."""
+    """Namespace and PriorityClass; per pool, a placeholder Deployment and (with schedules) its ScaledObject."""
 
-    deployment: k8s.apps.v1.Deployment
+    deployments: dict[str, k8s.apps.v1.Deployment]
     priority_class: k8s.scheduling.v1.PriorityClass
-    scaled_object: k8s.apiextensions.CustomResource | None
+    scaled_objects: dict[str, k8s.apiextensions.CustomResource]
 
     def __init__(self, name: str, args: HeadroomArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:scaling:Headroom", name, None, opts)
-        h = args.headroom
-        labels = {**PLACEHOLDER_LABELS, **PLATFORM_LABELS}
         ns = namespace(f"{name}-ns", HEADROOM_NAMESPACE, self, pod_security="restricted")
         self.priority_class = k8s.scheduling.v1.PriorityClass(
             f"{name}-priority",
@@ -55,13 +68,29 @@ class Headroom(pulumi.ComponentResource):
             **priority_class_args(headroom_priority_class_spec()),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        spec = placeholder_deployment_spec(h, args.pod_gpus, args.placement)
+        self.deployments, self.scaled_objects = {}, {}
+        for pool in args.pools:
+            self._placeholders(name, pool, ns, args)
+        names = [d.metadata.name for d in self.deployments.values()]
+        placeholders: dict[str, Any] = (
+            {"deployment": names[0]} if len(names) == 1
+            else {"deployments": {pool: d.metadata.name for pool, d in self.deployments.items()}})
+        self.register_outputs({"namespace": ns.metadata.name, **placeholders,
+                               "priorityClass": self.priority_class.metadata.name})
+
+    def _placeholders(self, name: str, pool: PoolHeadroom, ns: k8s.core.v1.Namespace, args: HeadroomArgs) -> None:
+        """One pool's placeholder Deployment (and ScaledObject); the first pool's children keep the names of a
+        one-pool stack (`headroom-deployment`), the others carry the pool's name (`headroom-<pool>-deployment`)."""
+        h = pool.headroom
+        role = name if pool.first else f"{name}-{pool.pool}"
+        labels = {**placeholder_labels(pool.name), **PLATFORM_LABELS}
+        spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, name=pool.name)
         # The Output makes the Deployment wait for the class its pods' admission resolves.
         spec["template"]["spec"]["priorityClassName"] = self.priority_class.metadata.name
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment",
+        deployment = self.deployments[pool.pool] = k8s.apps.v1.Deployment(
+            f"{role}-deployment",
             metadata={
-                "name": PLACEHOLDER_NAME,
+                "name": pool.name,
                 "namespace": ns.metadata.name,
                 "labels": labels,
                 # Placeholders serve nobody: `pulumi up` need not wait for them to run (a placeholder that
@@ -71,18 +100,12 @@ class Headroom(pulumi.ComponentResource):
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.gpu_ready)),
         )
-        self.scaled_object = None
         if h.schedules:
-            self.scaled_object = k8s.apiextensions.CustomResource(
-                f"{name}-scaledobject",
+            self.scaled_objects[pool.pool] = k8s.apiextensions.CustomResource(
+                f"{role}-scaledobject",
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",
-                metadata={"name": PLACEHOLDER_NAME, "namespace": ns.metadata.name, "labels": labels},
-                spec=placeholder_scaled_object_spec(h, args.pod_gpus),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.deployment, *args.scaler_ready]),
+                metadata={"name": pool.name, "namespace": ns.metadata.name, "labels": labels},
+                spec=placeholder_scaled_object_spec(h, pool.pod_gpus, pool.name),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, *args.scaler_ready]),
             )
-        self.register_outputs({
-            "namespace": ns.metadata.name,
-            "deployment": self.deployment.metadata.name,
-            "priorityClass": self.priority_class.metadata.name,
-        })

@@ -37,7 +37,7 @@ class GpuWorkloadArgs:
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     #: The registry password for `workload.image_pull_secret` (a secret Output).
     registry_password: pulumi.Input[str] | None = None
-    #: `gpuPool.provisionMinutes`: a pod may first wait for a new node (renderers/workload_specs.py
+    #: The pool's `provisionMinutes`: a pod may first wait for a new node (renderers/workload_specs.py
     #: rollout_timeouts, progress_deadline_seconds).
     provision_minutes: int = DEFAULT_PROVISION_MINUTES
 
@@ -72,7 +72,7 @@ class GpuWorkload(pulumi.ComponentResource):
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=specs.pdb_spec(w),
+            spec=specs.pdb_spec(w, args.placement),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.scaled_object = k8s.apiextensions.CustomResource(

@@ -3,8 +3,9 @@
 Why generated: `pulumi preview --policy-pack policy --policy-pack-config policy/config/<stack>.json` hands the
 pack only that file, so the price and the GPUs per node must be in it; written by hand they were a second copy
 of `gpuPool.pricePerGpuHour` and a count read off the flavor's name. This writes, into each budget policy's
-entry, `pricePerGpuHour` (the stack's `gpuPool.pricePerGpuHour`) and `gpusPerNode` (the flavor table,
-stackconfig/flavors.py, plus the stack's own flavor at `gpuPool.gpusPerNode` when it is unlisted), and leaves
+entry, `pricePerGpuHourByPool` (each GPU pool's `pricePerGpuHour` by name), `pricePerGpuHour` (the first pool's)
+and `gpusPerNode` (the flavor table, stackconfig/flavors.py, plus a pool's unlisted flavor at its `gpusPerNode`),
+and leaves
 every decision (`maxHourlyBudget`, `requireProtect`, enforcement levels) as the file has it. The tests check that
 every committed file holds what its stack gives.
 
@@ -30,17 +31,20 @@ from stackconfig.flavors import GPU_FLAVORS
 ROOT = Path(__file__).resolve().parent.parent
 #: The policies that price the GPU pool (policy/gpu_policies/policies.py).
 BUDGET_POLICIES = ("gpu-pool-hourly-budget", "gpu-headroom-hourly-budget")
-FACTS = ("pricePerGpuHour", "gpusPerNode")
+FACTS = ("pricePerGpuHour", "pricePerGpuHourByPool", "gpusPerNode")
 #: Retired: a node price kept by hand beside the stack's price per GPU.
 RETIRED = ("pricePerNodeHour",)
 
 
 def facts(cfg: StackConfig) -> dict[str, Any]:
-    """What the budget policies need to know about the stack, from the stack alone."""
-    pool = cfg.gpu_pool
+    """What the budget policies need to know about the stack, from the stack alone: each GPU pool's price (by pool
+    name; the first pool's also as the price of a pool the config does not name) and GPUs per node by flavor."""
     gpus = {flavor.id: flavor.gpus for flavor in GPU_FLAVORS.values()}
-    gpus[pool.flavor] = pool.gpus  # a listed flavor's own count, or an unlisted one's gpuPool.gpusPerNode
-    return {"pricePerGpuHour": pool.price_per_gpu_hour, "gpusPerNode": dict(sorted(gpus.items()))}
+    for pool in cfg.pools:
+        gpus[pool.flavor] = pool.gpus  # a listed flavor's own count, or an unlisted one's gpusPerNode
+    return {"pricePerGpuHour": cfg.pools[0].price_per_gpu_hour,
+            "pricePerGpuHourByPool": {p.name: p.price_per_gpu_hour for p in cfg.pools},
+            "gpusPerNode": dict(sorted(gpus.items()))}
 
 
 def generated(cfg: StackConfig, current: dict[str, Any]) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def existing_cluster_settings(stack: str) -> dict[str, Any]:
     from realengine.stack_view import config
 
     cfg = config(stack)
-    p = cfg.gpu_pool
+    p = cfg.pools[0]
     ns = "gpu-autoscaling"
     return {
         f"{ns}:cluster.existing": {"kubeconfigSecret": "kubeconfig"},

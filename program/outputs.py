@@ -2,7 +2,8 @@
 
 `stack_outputs` builds them from the config and the components `__main__.py` wired; `StackOutputs.export` hands
 them to the engine under their contract names. The values that follow from config alone are plain functions
-(`gpu_pool_output`, `workload_outputs`, `headroom_output`), so the consumer example and the tests read the same.
+(`gpu_pool_output`, `gpu_pools_output`, `workload_outputs`, `headroom_output`), so the consumer example and the
+tests read the same.
 """
 
 from __future__ import annotations
@@ -19,8 +20,14 @@ from components.monitoring import Monitoring
 from components.workload import WorkloadNamespaces, WorkloadPriority
 from renderers import promql, workload_specs
 from renderers.headroom_specs import max_replicas, replicas
-from stackconfig import HeadroomConfig, StackConfig
-from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME
+from stackconfig import GpuPoolConfig, HeadroomConfig, StackConfig
+from stacknames import (
+    HEADROOM_NAMESPACE,
+    HEADROOM_PRIORITY,
+    HEADROOM_PRIORITY_CLASS,
+    PLACEHOLDER_NAME,
+    placeholder_name,
+)
 
 
 class ClusterHandle(Protocol):
@@ -41,7 +48,10 @@ class StackOutputs:
     #: Secret: the provider does not mark it, GpuCluster does.
     kubeconfig: pulumi.Input[str]
     kubernetes_version: pulumi.Input[str]
+    #: The first GPU pool, as the one pool of stacks before there were several (consumers written for them).
     gpu_pool: Mapping[str, Any]
+    #: Every GPU pool by name.
+    gpu_pools: Mapping[str, Any]
     namespaces: Mapping[str, Any]
     prometheus_url: pulumi.Input[str]
     #: Secret (a generated password).
@@ -62,6 +72,7 @@ class StackOutputs:
             "kubeconfig": self.kubeconfig,
             "kubernetesVersion": self.kubernetes_version,
             "gpuPool": self.gpu_pool,
+            "gpuPools": self.gpu_pools,
             "namespaces": self.namespaces,
             "prometheusUrl": self.prometheus_url,
             "grafanaAdminPassword": self.grafana_admin_password,
@@ -82,13 +93,14 @@ def stack_outputs(
     namespaces: WorkloadNamespaces,
     workload_priority: WorkloadPriority,
 ) -> StackOutputs:
-    pool = cfg.gpu_pool
+    first = cfg.pools[0]
     return StackOutputs(
         cluster_name=cluster.cluster_name,
         cluster_id=cluster.cluster_id,
         kubeconfig=cluster.kubeconfig,
         kubernetes_version=cluster.kubernetes_version,
         gpu_pool=gpu_pool_output(cfg),
+        gpu_pools=gpu_pools_output(cfg),
         namespaces={
             "gpuOperator": gpu_operator.namespace,
             "keda": keda.namespace,
@@ -100,13 +112,14 @@ def stack_outputs(
         chart_versions=cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
         workloads=workload_outputs(cfg),
         priority_classes={"workload": workload_priority.priority_class.metadata.name},
-        headroom=headroom_output(pool.headroom, cfg.headroom_pod_gpus, pool.price_per_gpu_hour),
+        headroom=headroom_output(first.headroom, cfg.headroom_pod_gpus(first), first.price_per_gpu_hour),
     )
 
 
-def gpu_pool_output(cfg: StackConfig) -> dict[str, Any]:
-    """Flavor, node range, GPUs, and the labels and taints a GPU pod must select and tolerate."""
-    pool = cfg.gpu_pool
+def gpu_pool_output(cfg: StackConfig, pool: GpuPoolConfig | None = None) -> dict[str, Any]:
+    """Flavor, node range, GPUs, and the labels and taints a GPU pod must select and tolerate (of `pool`, else of
+    the first pool: the `gpuPool` output, unchanged for a stack with one pool)."""
+    pool = pool if pool is not None else cfg.pools[0]
     return {
         "name": pool.name,
         "flavor": pool.flavor,
@@ -114,10 +127,29 @@ def gpu_pool_output(cfg: StackConfig) -> dict[str, Any]:
         "maxNodes": pool.max_nodes,
         "gpusPerNode": pool.gpus,
         "minGpus": pool.min_nodes * pool.gpus,
-        "maxGpus": cfg.max_gpus,
+        "maxGpus": pool.max_nodes * pool.gpus,
         "labels": dict(pool.labels),
         "taints": dict(pool.taints),
     }
+
+
+def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
+    """Per GPU pool, by name: what `gpu_pool_output` says of it, whether it is spot, its price estimate and the
+    hourly cost at its floor and at maxNodes, its headroom, and the workloads on it."""
+    out = {}
+    for pool in cfg.pools:
+        price = pool.price_per_gpu_hour
+        out[pool.name] = {
+            **gpu_pool_output(cfg, pool),
+            "spot": pool.spot,
+            "pricePerGpuHour": price,
+            "hourlyCost": {"min": round(pool.min_nodes * pool.gpus * price, 2),
+                           "max": round(pool.max_nodes * pool.gpus * price, 2)},
+            "headroom": headroom_output(pool.headroom, cfg.headroom_pod_gpus(pool), price,
+                                        placeholder_name(pool.name, cfg.first_pool(pool))),
+            "workloads": [w.name for w in cfg.workloads_on(pool)],
+        }
+    return out
 
 
 def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
@@ -135,14 +167,16 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
             "maxReplicas": w.max_replicas,
             "targetUtilization": w.gpu_target_utilization,
             "service": workload_specs.service_address(w),
+            "pool": pool.name if (pool := cfg.pool_of(w)) is not None else None,
         }
         for w in cfg.workloads
     }
 
 
-def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float) -> dict[str, Any] | None:
-    """The `headroom` stack output: what is held, where, and what holding it costs per hour (an estimate at
-    `gpuPool.pricePerGpuHour`). None without headroom."""
+def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,
+                    deployment: str = PLACEHOLDER_NAME) -> dict[str, Any] | None:
+    """A pool's headroom (the `headroom` stack output is the first pool's): what is held, where, and what holding it
+    costs per hour (an estimate at the pool's `pricePerGpuHour`). None without headroom."""
     if h is None:
         return None
     most = max_replicas(h, pod_gpus) * pod_gpus
@@ -152,7 +186,7 @@ def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour:
         "placeholders": replicas(h, pod_gpus),
         "maxGpus": most,
         "namespace": HEADROOM_NAMESPACE,
-        "deployment": PLACEHOLDER_NAME,
+        "deployment": deployment,
         "priorityClass": HEADROOM_PRIORITY_CLASS,
         "priority": HEADROOM_PRIORITY,
         "schedules": [s.model_dump(by_alias=True) for s in h.schedules],

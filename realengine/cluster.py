@@ -23,9 +23,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from realengine.toolchain import ToolchainMissing, bin_dir, pins
+
+if TYPE_CHECKING:
+    from stackconfig import StackConfig
 
 #: What the control plane needs from the toolchain.
 CONTROL_PLANE = ("kubernetes", "etcd", "kwok")
@@ -86,12 +89,13 @@ def vm_capacity(flavor: str) -> tuple[str, str]:
         return "4", "8Gi"
 
 
-def stack_nodes(stack: str) -> list[NodeSpec]:
-    """The nodes a stack's pools start with: GPU pool `minNodes`, system pool `minNodes`."""
+def stack_nodes(stack: str, cfg: StackConfig | None = None) -> list[NodeSpec]:
+    """The nodes a stack's pools start with: each GPU pool's `minNodes`, the system pool's `minNodes` (`cfg`: the
+    stack's config as a test changed it)."""
     from realengine.stack_view import pools
 
     nodes: list[NodeSpec] = []
-    for pool in pools(stack):
+    for pool in pools(stack, cfg):
         if pool.gpus:
             capacity = {"cpu": GPU_NODE_CPU, "memory": GPU_NODE_MEMORY, "pods": "110", "nvidia.com/gpu": str(pool.gpus)}
         else:

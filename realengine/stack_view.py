@@ -30,10 +30,11 @@ def config(stack: str) -> StackConfig:
     return check_stack(ROOT, stack)
 
 
-def pools(stack: str) -> list[PoolView]:
-    cfg = config(stack)
-    p = cfg.gpu_pool
-    out = [PoolView(p.name, p.flavor, p.min_nodes, p.max_nodes, p.gpus, dict(p.labels), dict(p.taints))]
+def pools(stack: str, cfg: StackConfig | None = None) -> list[PoolView]:
+    """Every pool of the stack (`cfg`: the stack's config as a test changed it), GPU pools first, in their order."""
+    cfg = cfg if cfg is not None else config(stack)
+    out = [PoolView(p.name, p.flavor, p.min_nodes, p.max_nodes, p.gpus, dict(p.labels), dict(p.taints))
+           for p in cfg.pools]
     s = cfg.system_pool
     if s.enabled:
         out.append(PoolView(s.name, s.flavor, s.min_nodes, s.max_nodes, 0, {}, {}))

@@ -17,12 +17,12 @@ tests/test_render.py renders the pinned charts with them (every leaf must be rea
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from renderers import dcgm
 from renderers.placement import tolerations_for
-from stackconfig import StackConfig
+from stackconfig import GpuPoolConfig, StackConfig
 from stackconfig.versions import CRD_UPGRADE_BUSYBOX_TAG
 from stacknames import GPU_RESOURCE, NAME_LABEL, NODE_EXPORTER_NAMESPACE
 
@@ -39,9 +39,13 @@ def _merge(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict
     return base + [t for t in extra if t not in base]
 
 
-def gpu_operator_values(pool_taints: Mapping[str, str]) -> dict[str, Any]:
-    """Chart values; the operands must tolerate the GPU pool's taints or no GPU is ever advertised."""
-    pool_tolerations = tolerations_for(pool_taints)
+def gpu_operator_values(pool_taints: Mapping[str, str] | Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """Chart values; the operands must tolerate every GPU pool's taints (one mapping per pool, in pool order), or
+    no GPU is ever advertised on the pool they miss (a spot pool's spot taint, say)."""
+    pools = [pool_taints] if isinstance(pool_taints, Mapping) else list(pool_taints)
+    pool_tolerations: list[dict[str, Any]] = []
+    for taints in pools:
+        pool_tolerations = _merge(pool_tolerations, tolerations_for(taints))
     return {
         "driver": {"enabled": False},
         "daemonsets": {"tolerations": _merge(_DEFAULT_DAEMONSET_TOLERATIONS, pool_tolerations)},
@@ -215,22 +219,23 @@ def ksm_label_name(kubernetes_label: str) -> str:
     return "label_" + _KSM_LABEL_CHARS.sub("_", kubernetes_label)
 
 
-def pool_node_labels(cfg: StackConfig) -> dict[str, str]:
-    """The node labels that identify the GPU pool's nodes.
+def pool_node_labels(pool: GpuPoolConfig) -> dict[str, str]:
+    """The node labels that identify a GPU pool's nodes.
 
     The pool's own labels are set by Gcore when the node is created, so they identify the node even when
     the GPU Operator is broken on it (the case the allocatable alert exists for). A pool without labels
-    falls back to the GPU Operator's feature-discovery label, which only appears once NFD has run.
+    falls back to the GPU Operator's feature-discovery label, which only appears once NFD has run (the config
+    refuses a pool without labels of its own when there are several).
     """
-    return dict(cfg.gpu_pool.labels) or {FALLBACK_GPU_NODE_LABEL: "true"}
+    return dict(pool.labels) or {FALLBACK_GPU_NODE_LABEL: "true"}
 
 
 def kube_state_metrics_values(cfg: StackConfig) -> dict[str, Any]:
-    """kube-prometheus-stack values that make kube-state-metrics export the pool's node labels.
+    """kube-prometheus-stack values that make kube-state-metrics export the pools' node labels.
 
     kube-state-metrics exports `kube_node_labels` only with allow-listed label keys (none by default), so
     without this every pool-scoped rule below matches nothing and its alert can never fire. The subchart
     reads `kube-state-metrics.metricLabelsAllowlist` as `<plural kind>=[key,...]` entries.
     """
-    keys = ",".join(sorted(pool_node_labels(cfg)))
+    keys = ",".join(sorted({key for pool in cfg.pools for key in pool_node_labels(pool)}))
     return {"kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{keys}]"]}}

@@ -7,13 +7,16 @@ Two dashboards, loaded by kube-prometheus-stack's Grafana sidecar from ConfigMap
 `grafana_dashboard: "1"` (the chart's default `grafana.sidecar.dashboards.label`/`labelValue`):
 
 - `gpu-autoscaling.json`: the pool (nodes against min/max, GPUs provisioned / allocatable / allocated,
-  pending GPU pods, utilisation per node, GPU-hours and their cost) and one row per workload (replicas
+  pending GPU pods, utilisation per node, GPU-hours and their cost; on a stack with several GPU pools one row
+  over the pools a `pool` variable selects, a line per pool, each priced at its own price), the headroom of each
+  pool that has it, and one row per workload (replicas
   wanted by the metric, desired, current, available and max; utilisation per GPU against the target;
   the value KEDA reads against threshold × replicas; utilisation per pod; pending pods; GPU-hours).
 - `gpu-health.json`: temperatures, XIDs, exporter targets, GPUs reporting per node, KEDA scaler errors
   and the platform's firing alerts.
 
-Panels read the recording rules of renderers/rule_groups.py, so a dashboard shows exactly what the alerts
+Panels (renderers/dashboard_panels.py) read the recording rules of renderers/rule_groups.py, so a dashboard
+shows exactly what the alerts
 and KEDA compute; tests/test_dashboards.py checks every query parses and names only recorded series.
 Workloads get their own rows (generated) instead of a `$workload` variable: each row carries the
 workload's namespace, pod regex and threshold, which a variable could not.
@@ -24,102 +27,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
-from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
-from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from renderers import dcgm, promql, serving_profile, serving_rules, workload_specs
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
-from stackconfig import StackConfig, WorkloadConfig
+from renderers.dashboard_panels import GRID_WIDTH, TAGS
+from renderers.dashboard_panels import Layout as _Layout
+from renderers.dashboard_panels import hours as _hours
+from renderers.dashboard_panels import stat_panel as _stat
+from renderers.dashboard_panels import table_panel as _table
+from renderers.dashboard_panels import timeseries_panel as _timeseries
+from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 
-DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
-#: Grid is 24 columns wide (Grafana's fixed dashboard width).
-GRID_WIDTH = 24
-TAGS = ["gpu-platform"]
-#: Subquery step for GPU-hours: one sample per minute, so `sum_over_time(...) / 60` is hours.
-HOURS_STEP = "1m"
-
-Panel = timeseries.Panel | stat.Panel | table.Panel
-
-
-class _Layout:
-    """Rows and panels in reading order, numbered (ids must be unique per dashboard).
-
-    Placement (left to right, wrapping at the grid's width, a row header starting a new line) is the
-    grafana-foundation-sdk dashboard builder's own; this only gives each panel its size and id.
-    """
-
-    def __init__(self) -> None:
-        self._items: list[tuple[str, Any]] = []
-
-    def row(self, title: str) -> None:
-        self._items.append(("row", db.Row(title).id(len(self._items) + 1)))
-
-    def add(self, panel: Panel, w: int, h: int) -> None:
-        self._items.append(("panel", panel.id(len(self._items) + 1).span(w).height(h)))
-
-    def place(self, board: db.Dashboard) -> db.Dashboard:
-        for kind, item in self._items:
-            board = board.with_row(item) if kind == "row" else board.with_panel(item)
-        return board
-
-
-def _targets(panel: Panel, *queries: tuple[str, str], instant: bool = False) -> Panel:
-    for i, (expr, legend) in enumerate(queries):
-        query = prometheus.Dataquery().ref_id(chr(ord("A") + i)).datasource(DATASOURCE).expr(expr)
-        query = query.legend_format(legend)
-        if instant:
-            query = query.instant().format(PromQueryFormat.TABLE)
-        panel = panel.with_target(query)
-    return panel
-
-
-def _timeseries(title: str, description: str, *queries: tuple[str, str], unit: str = "short",
-                max_: float | None = None, thresholds: list[tuple[str, float | None]] | None = None,
-                stack: bool = False) -> Panel:
-    panel = (
-        timeseries.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit)
-        .fill_opacity(10).line_width(2)
-        .legend(cb.VizLegendOptions().display_mode(cm.LegendDisplayMode.TABLE)
-                .placement(cm.LegendPlacement.RIGHT).show_legend(True).calcs(["lastNotNull", "max"]))
-        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING))
-    )
-    if stack:
-        panel = panel.stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL))
-    if max_ is not None:
-        panel = panel.min(0).max(max_)
-    if thresholds:
-        panel = panel.thresholds(
-            db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE)
-            .steps([dm.Threshold(value=v, color=c) for c, v in thresholds])
-        ).thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.LINE))
-    return _targets(panel, *queries)
-
-
-def _stat(title: str, description: str, expr: str, unit: str, decimals: int = 1) -> Panel:
-    panel = (
-        stat.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit).decimals(decimals)
-        .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).fields("").values(False))
-        .color_mode(cm.BigValueColorMode.VALUE).graph_mode(cm.BigValueGraphMode.NONE)
-        .text_mode(cm.BigValueTextMode.VALUE)
-    )
-    return _targets(panel, (expr, ""))
-
-
-def _table(title: str, description: str, expr: str) -> Panel:
-    panel = table.Panel().title(title).description(description).datasource(DATASOURCE).show_header(True)
-    return _targets(panel, (expr, ""), instant=True)
-
-
-def _hours(expr: str) -> str:
-    """Hours of `expr` (a count of GPUs) over the dashboard's time range."""
-    return f"sum_over_time({expr}[$__range:{HOURS_STEP}]) / 60"
+__all__ = ["GRID_WIDTH", "dashboards"]
 
 
 def _wl(metric: str, w: WorkloadConfig) -> str:
@@ -127,7 +51,10 @@ def _wl(metric: str, w: WorkloadConfig) -> str:
 
 
 def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
-    pool = cfg.gpu_pool
+    if recorded.several_pools(cfg):
+        _pools_section(layout, cfg)
+        return
+    pool = cfg.pools[0]
     layout.row(f"GPU pool '{pool.name}': {pool.flavor}, {pool.min_nodes}-{pool.max_nodes} nodes × {pool.gpus} GPUs")
     layout.add(_timeseries(
         "Pool nodes",
@@ -143,17 +70,7 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         (recorded.POOL_GPUS_PROVISIONED, "provisioned"), (recorded.POOL_GPUS_ALLOCATABLE, "allocatable"),
         (recorded.POOL_GPUS_ALLOCATED, "allocated"),
     ), 12, 8)
-    layout.add(_timeseries(
-        "Pending GPU pods",
-        "Pods that request nvidia.com/gpu and are Pending. They trigger the Cluster Autoscaler and, while "
-        "they wait, count in the HPA's replicas without adding GPU utilisation.",
-        (f"count by (namespace) ({recorded.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
-    ), 12, 8)
-    layout.add(_timeseries(
-        "GPU utilisation per node",
-        f"Average {dcgm.GPU_UTIL_METRIC} of each node's GPUs (each GPU counted once).",
-        (recorded.NODE_GPU_UTIL, "{{node}}"), unit="percent", max_=100,
-    ), 12, 8)
+    _pending_and_utilisation(layout, recorded.NODE_GPU_UTIL)
     layout.add(_stat(
         "GPU-hours allocated",
         "GPU-hours requested by Running pods over the dashboard's time range (sampled each minute).",
@@ -173,12 +90,82 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
 
 
-def _workload_section(layout: _Layout, w: WorkloadConfig) -> None:
+def _pending_and_utilisation(layout: _Layout, node_util: str) -> None:
+    layout.add(_timeseries(
+        "Pending GPU pods",
+        "Pods that request nvidia.com/gpu and are Pending. They trigger the Cluster Autoscaler and, while "
+        "they wait, count in the HPA's replicas without adding GPU utilisation.",
+        (f"count by (namespace) ({recorded.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
+    ), 12, 8)
+    layout.add(_timeseries(
+        "GPU utilisation per node",
+        f"Average {dcgm.GPU_UTIL_METRIC} of each node's GPUs (each GPU counted once).",
+        (node_util, "{{node}}"), unit="percent", max_=100,
+    ), 12, 8)
+
+
+#: The dashboard variable that picks the GPU pools shown (a stack with several pools).
+POOL_VARIABLE = "pool"
+
+
+def _of_pools(metric: str) -> str:
+    """A pool series of the pools the `pool` variable selects."""
+    return f'{metric}{{{recorded.POOL}=~"${POOL_VARIABLE}"}}'
+
+
+def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
+    """Several GPU pools: one row, every panel over the pools the `pool` variable selects, one line per pool."""
+    pools = ", ".join(f"{p.name} ({p.flavor}{', spot' if p.spot else ''}, {p.min_nodes}-{p.max_nodes} × {p.gpus} "
+                      "GPUs)" for p in cfg.pools)
+    layout.row(f"GPU pools: {pools}")
+    layout.add(_timeseries(
+        "Pool nodes",
+        "Nodes of each selected GPU pool (from their labels in kube-state-metrics) against its minNodes and "
+        "maxNodes. A bare-metal node takes 20-25 minutes from scale-up to Ready; at maxNodes the pool cannot grow.",
+        (_of_pools(recorded.POOL_NODES), "{{pool}} nodes"), (_of_pools(recorded.POOL_NODES_READY), "{{pool}} Ready"),
+        (_of_pools(recorded.POOL_NODES_MIN), "{{pool}} minNodes"),
+        (_of_pools(recorded.POOL_NODES_MAX), "{{pool}} maxNodes"),
+    ), 12, 8)
+    layout.add(_timeseries(
+        "GPUs: provisioned, allocatable, allocated",
+        "Per selected pool. Provisioned: pool nodes × GPUs per node (billed). Allocatable: what the device plugin "
+        "offers (lower than provisioned while a node is booting or broken). Allocated: GPUs requested by Running "
+        "pods on the pool's nodes.",
+        (_of_pools(recorded.POOL_GPUS_PROVISIONED), "{{pool}} provisioned"),
+        (_of_pools(recorded.POOL_GPUS_ALLOCATABLE), "{{pool}} allocatable"),
+        (_of_pools(recorded.POOL_GPUS_ALLOCATED), "{{pool}} allocated"),
+    ), 12, 8)
+    _pending_and_utilisation(
+        layout, f"{recorded.NODE_GPU_UTIL} and on (node) {_of_pools(recorded.POOL_NODE)}")
+    allocated, provisioned = (_hours(f"sum({_of_pools(m)})")
+                              for m in (recorded.POOL_GPUS_ALLOCATED, recorded.POOL_GPUS_PROVISIONED))
+    layout.add(_stat(
+        "GPU-hours allocated",
+        "GPU-hours requested by Running pods on the selected pools over the dashboard's time range (sampled each "
+        "minute).", allocated, "none"), 6, 4)
+    layout.add(_stat(
+        "GPU-hours provisioned",
+        "GPU-hours of the selected pools' nodes over the time range: what the bare-metal servers are billed for.",
+        provisioned, "none"), 6, 4)
+    layout.add(_stat(
+        "Idle share of provisioned GPU-hours",
+        "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
+        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
+    layout.add(_stat(
+        "Cost of provisioned GPU-hours",
+        "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand and "
+        "spot capacity are priced apart).",
+        f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})",
+        "currencyEUR", 0), 6, 4)
+
+
+def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
     threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     target = promql.format_number(w.gpu_target_utilization)
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     layout.row(
-        f"Workload {w.namespace}/{w.name}: {w.gpus_per_pod} GPU(s) per pod, target {target} % "
+        f"Workload {w.namespace}/{w.name}{f' on pool {pool!r}' if pool else ''}: {w.gpus_per_pod} GPU(s) per pod, "
+        f"target {target} % "
         f"per GPU, {w.min_replicas}-{w.max_replicas} replicas"
     )
     layout.add(_timeseries(
@@ -285,29 +272,44 @@ def _profile_panels(layout: _Layout, w: WorkloadConfig) -> None:
 
 
 def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
-    """Spare GPUs held by the placeholders: held, preempted (Pending) and the target the schedules set."""
-    h = cfg.gpu_pool.headroom
-    if h is None:
-        return
-    windows = f", {len(h.schedules)} schedule window(s)" if h.schedules else ""
-    layout.row(f"GPU headroom: {h.gpus} GPU(s) in placeholder pods of {cfg.headroom_pod_gpus}{windows}")
-    layout.add(_timeseries(
-        "Headroom GPUs: held, preempted, target",
-        "Held: GPUs of Running placeholder pods, free for a burst within seconds. Preempted: GPUs of Pending "
-        "placeholders (a workload took their GPUs; they wait for the node the autoscaler adds, or forever at "
-        "maxNodes, see GpuHeadroomNotRestored). Target: placeholder replicas × GPUs per placeholder (moves "
-        "with the schedules).",
-        (recorded.HEADROOM_GPUS_HELD, "held"), (recorded.HEADROOM_GPUS_PENDING, "preempted (Pending)"),
-        (recorded.HEADROOM_GPUS_WANTED, "target"), stack=False,
-    ), 18, 8)
-    layout.add(_stat(
-        "Cost of held headroom",
-        "GPU-hours held by Running placeholders over the time range × the `gpu_hour_price` variable.",
-        f"{_hours(recorded.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "currencyEUR", 0), 6, 8)
+    """Spare GPUs held by the placeholders: held, preempted (Pending) and the target the schedules set; one row per
+    pool with headroom."""
+    several = recorded.several_pools(cfg)
+    for pool in cfg.pools:
+        h = pool.headroom
+        if h is None:
+            continue
+        windows = f", {len(h.schedules)} schedule window(s)" if h.schedules else ""
+        where = f" on pool '{pool.name}'" if several else ""
+        layout.row(f"GPU headroom{where}: {h.gpus} GPU(s) in placeholder pods of {cfg.headroom_pod_gpus(pool)}"
+                   f"{windows}")
+
+        def of(metric: str, p: GpuPoolConfig = pool) -> str:
+            return recorded.pool_series(metric, cfg, p)
+
+        layout.add(_timeseries(
+            "Headroom GPUs: held, preempted, target",
+            "Held: GPUs of Running placeholder pods, free for a burst within seconds. Preempted: GPUs of Pending "
+            "placeholders (a workload took their GPUs; they wait for the node the autoscaler adds, or forever at "
+            "maxNodes, see GpuHeadroomNotRestored). Target: placeholder replicas × GPUs per placeholder (moves "
+            "with the schedules).",
+            (of(recorded.HEADROOM_GPUS_HELD), "held"), (of(recorded.HEADROOM_GPUS_PENDING), "preempted (Pending)"),
+            (of(recorded.HEADROOM_GPUS_WANTED), "target"), stack=False,
+        ), 18, 8)
+        if several:
+            cost = (f"{_hours(of(recorded.HEADROOM_GPUS_HELD))} * on () "
+                    f"{of(recorded.POOL_PRICE)}")
+            how = f"× the pool's pricePerGpuHour ({promql.format_number(pool.price_per_gpu_hour)})"
+        else:
+            cost, how = f"{_hours(recorded.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "× the `gpu_hour_price` variable"
+        layout.add(_stat(
+            "Cost of held headroom",
+            f"GPU-hours held by Running placeholders over the time range {how}.",
+            cost, "currencyEUR", 0), 6, 8)
 
 
 def _dashboard(uid: str, title: str, description: str, layout: _Layout,
-               price: float | None = None) -> dict[str, Any]:
+               price: float | None = None, pools: list[str] | None = None) -> dict[str, Any]:
     board = (
         db.Dashboard(title).uid(uid).description(description).tags(TAGS).readonly()
         .time("now-6h", "now").refresh("30s").timezone("").tooltip(dm.DashboardCursorSync.CROSSHAIR)
@@ -318,6 +320,11 @@ def _dashboard(uid: str, title: str, description: str, layout: _Layout,
         # Starts at the stack's `gpuPool.pricePerGpuHour` estimate; a viewer can type their real price.
         board = board.with_variable(
             db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value(promql.format_number(price)))
+    if pools:
+        # Which GPU pools the pool panels show (all by default); the workload rows name their own pool.
+        board = board.with_variable(
+            db.CustomVariable(POOL_VARIABLE).label("GPU pool").values(",".join(pools)).multi(True).include_all(True)
+            .current(dm.VariableOption(selected=True, text="All", value="$__all")))
     # The SDK's own JSON encoder gives Grafana's field names; the round trip makes it a plain dict.
     return json.loads(JSONEncoder(sort_keys=True).encode(layout.place(board).build()))
 
@@ -374,12 +381,20 @@ def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     _pool_section(layout, cfg)
     _headroom_section(layout, cfg)
+    several = recorded.several_pools(cfg)
     for w in cfg.workloads:
-        _workload_section(layout, w)
+        pool = cfg.pool_of(w)
+        _workload_section(layout, w, pool.name if several and pool is not None else None)
+    if several:
+        return _dashboard(
+            "gpu-platform-autoscaling", "GPU autoscaling",
+            "How the GPU workloads and the GPU pools scale: replicas against the metric, nodes against each pool's "
+            "limits, GPU-hours and their cost per pool.", layout, pools=[p.name for p in cfg.pools],
+        )
     return _dashboard(
         "gpu-platform-autoscaling", "GPU autoscaling",
         "How the GPU workloads and the GPU pool scale: replicas against the metric, nodes against the pool's "
-        "limits, GPU-hours.", layout, price=cfg.gpu_pool.price_per_gpu_hour,
+        "limits, GPU-hours.", layout, price=cfg.pools[0].price_per_gpu_hour,
     )
 
 

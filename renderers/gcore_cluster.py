@@ -14,18 +14,20 @@ from stacknames import AUTOSCALER_EXPENDABLE_CUTOFF
 
 
 def autoscaler_config(
-    pool: GpuPoolConfig, workloads: Sequence[WorkloadConfig], overrides: Mapping[str, str]
+    pools: Sequence[GpuPoolConfig], workloads: Sequence[WorkloadConfig], overrides: Mapping[str, str]
 ) -> dict[str, str]:
-    """Cluster Autoscaler flags derived from the GPU pool and the workloads it serves.
+    """Cluster Autoscaler flags derived from the GPU pools and the workloads they serve. The flags are the cluster's
+    (Gcore's `autoscaler_config` is one map for every pool), so each is the one the slowest pool needs.
 
     - `max-node-provision-time`: the portal default of 15 min is shorter than a bare-metal GPU node
       takes (20-25 min, then 5-10 min until GPUs are allocatable); with it the autoscaler gives up on
       nodes that are still booting and asks for more (Gcore docs, "Configure GPU autoscaling for Kubernetes":
       https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes).
+      The longest `provisionMinutes` of the pools: a shorter one would give up on the slower pool's nodes.
     - `scale-down-unneeded-time`: longer than the longest HPA scale-down window (plus KEDA's cooldown
       for workloads that scale to zero), so the node is not removed while pods are still winding down.
     - `scale-down-delay-after-add`: a fresh node must not be judged idle before its GPUs appear.
-    - `expendable-pods-priority-cutoff` (with headroom only): stated at its default, -10, which the
+    - `expendable-pods-priority-cutoff` (with headroom on any pool): stated at its default, -10, which the
       placeholders' priority must not be below (cluster-autoscaler FAQ.md, "How does Cluster Autoscaler
       work with Pod Priority and Preemption?"); stackconfig refuses an override above it.
     Explicit `cluster.autoscaler` keys win.
@@ -34,12 +36,13 @@ def autoscaler_config(
         w.scale_down_stabilization_seconds + (w.cooldown_period if w.min_replicas == 0 else 0) for w in workloads
     ]
     unneeded_minutes = max(10, math.ceil(max(windows, default=300) / 60) + 5)
+    provision = max(p.provision_minutes for p in pools)
     derived = {
-        "max-node-provision-time": f"{pool.provision_minutes}m",
+        "max-node-provision-time": f"{provision}m",
         "scale-down-unneeded-time": f"{unneeded_minutes}m",
-        "scale-down-delay-after-add": f"{max(15, pool.provision_minutes // 2)}m",
+        "scale-down-delay-after-add": f"{max(15, provision // 2)}m",
     }
-    if pool.headroom is not None:
+    if any(p.headroom is not None for p in pools):
         # Explicit, so the placeholders' contract is visible in the cluster: their priority is not below it.
         derived["expendable-pods-priority-cutoff"] = str(AUTOSCALER_EXPENDABLE_CUTOFF)
     return {**derived, **overrides}
@@ -53,7 +56,7 @@ GCORE_TASK_MINUTES = 60
 READ_BACK_MINUTES = 10
 
 
-def gcore_timeouts(pool: GpuPoolConfig) -> dict[str, str]:
+def gcore_timeouts(pools: Sequence[GpuPoolConfig]) -> dict[str, str]:
     """The resource's own Terraform `timeouts` (create and update; it declares no delete timeout).
 
     Why these and not Pulumi's `custom_timeouts`: the provider is served by the Pulumi Terraform bridge's Plugin
@@ -66,11 +69,12 @@ def gcore_timeouts(pool: GpuPoolConfig) -> dict[str, str]:
     own waits (should a release start honouring it); the 60-minute task cap is what really counts. Each value is
     the longest chain of Gcore tasks the operation can run, plus the read-back:
     - create: one task (the cluster with all its pools), capped at 60 min, then the read-back;
-    - update: the longest update this program can plan is recreating the GPU pool (flavor or publicIpv4 changed,
+    - update: the longest update this program can plan is recreating a GPU pool (flavor or publicIpv4 changed,
       behind the preview guard): the old pool's delete task (capped at 60 min), then the new pool's create task,
-      whose nodes need `gpuPool.provisionMinutes` (capped at 60 min), then the read-back.
+      whose nodes need the pool's `provisionMinutes` (the slowest pool's; capped at 60 min), then the read-back.
     Neither extends the 60-minute cap of a single task: see docs/timeouts-and-recovery.md.
     """
     create = GCORE_TASK_MINUTES + READ_BACK_MINUTES
-    update = GCORE_TASK_MINUTES + min(pool.provision_minutes, GCORE_TASK_MINUTES) + READ_BACK_MINUTES
+    slowest = max(p.provision_minutes for p in pools)
+    update = GCORE_TASK_MINUTES + min(slowest, GCORE_TASK_MINUTES) + READ_BACK_MINUTES
     return {"create": f"{create}m", "update": f"{update}m"}

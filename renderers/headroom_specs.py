@@ -81,18 +81,25 @@ def max_replicas(h: HeadroomConfig, pod_gpus: int) -> int:
     return max([replicas(h, pod_gpus), *(s.min_replicas for s in h.schedules)])
 
 
+def placeholder_labels(name: str = PLACEHOLDER_NAME) -> dict[str, str]:
+    """The labels of one pool's placeholder pods (`name`: stacknames.placeholder_name): the component label marks
+    every placeholder, the name label tells one pool's from another's."""
+    return {**PLACEHOLDER_LABELS, NAME_LABEL: name}
+
+
 def placeholder_deployment_spec(
-    h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement, priority_class: str = HEADROOM_PRIORITY_CLASS
+    h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement, priority_class: str = HEADROOM_PRIORITY_CLASS,
+    name: str = PLACEHOLDER_NAME,
 ) -> dict[str, Any]:
     """A Deployment of pause pods, each holding `pod_gpus` GPUs of the pool, Pod Security `restricted`."""
     gpus = str(pod_gpus)
     spec: dict[str, Any] = {
-        "selector": {"matchLabels": {NAME_LABEL: PLACEHOLDER_NAME}},
+        "selector": {"matchLabels": {NAME_LABEL: name}},
         # A surge placeholder would be Pending on a full pool and make the autoscaler add a node: replace
         # placeholders by deleting them first.
         "strategy": {"type": "Recreate"},
         "template": {
-            "metadata": {"labels": {**PLACEHOLDER_LABELS, **PLATFORM_LABELS}},
+            "metadata": {"labels": {**placeholder_labels(name), **PLATFORM_LABELS}},
             "spec": {
                 "priorityClassName": priority_class,
                 # Preempted placeholders must free their GPUs at once, not after the default 30 s.
@@ -133,7 +140,7 @@ def placeholder_deployment_spec(
     return spec
 
 
-def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int) -> dict[str, Any]:
+def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int, name: str = PLACEHOLDER_NAME) -> dict[str, Any]:
     """KEDA scales the placeholders between the base headroom and each window's `minReplicas` (cron only).
 
     The fallback holds the busiest window's placeholders if the cron scaler ever errors: spare GPUs too many
@@ -141,7 +148,7 @@ def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int) -> dict[str
     """
     base, most = replicas(h, pod_gpus), max_replicas(h, pod_gpus)
     return {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": PLACEHOLDER_NAME},
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
         "pollingInterval": 30,
         "minReplicaCount": base,
         "maxReplicaCount": most,

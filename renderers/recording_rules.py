@@ -18,8 +18,8 @@ from typing import Any
 
 from renderers import dcgm, promql, serving_rules, workload_specs
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
-from stackconfig import StackConfig, WorkloadConfig
-from stacknames import HEADROOM_NAMESPACE, PLACEHOLDER_NAME
+from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
+from stacknames import HEADROOM_NAMESPACE, placeholder_name
 
 #: Window over which an XID counts as "recent" (the gauge holds the last XID code).
 XID_WINDOW = "5m"
@@ -35,6 +35,9 @@ POOL_NODES_MAX = "gpu_pool:nodes_max:value"
 POOL_GPUS_ALLOCATABLE = "gpu_pool:gpus_allocatable:sum"
 POOL_GPUS_PROVISIONED = "gpu_pool:gpus_provisioned:sum"
 POOL_GPUS_ALLOCATED = "gpu_pool:gpus_allocated:sum"
+#: The pool's estimated price per GPU-hour (its `pricePerGpuHour`): recorded on a stack with several pools, whose
+#: dashboards price each pool's GPU-hours at its own price.
+POOL_PRICE = "gpu_pool:price_per_gpu_hour:value"
 POD_GPU_REQUESTS = "namespace_pod:gpu_requests:sum"
 POD_GPU_PENDING = "namespace_pod:gpu_pod_pending:info"
 POD_GPU_RUNNING = "namespace_pod:gpu_pod_running:info"
@@ -75,8 +78,29 @@ def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> dict[
     return rule
 
 
-def _workload_labels(w: WorkloadConfig) -> dict[str, str]:
-    return {"workload": w.name, "namespace": w.namespace}
+#: The label that tells one GPU pool's series from another's, on a stack with several pools. A stack with one pool
+#: keeps the series it had before there were several (no label), so its rules, alerts and dashboards are unchanged.
+POOL = "pool"
+
+
+def several_pools(cfg: StackConfig) -> bool:
+    return len(cfg.pools) > 1
+
+
+def pool_labels(cfg: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
+    """`{pool: <name>}` on a stack with several pools, else nothing."""
+    return {POOL: pool.name} if several_pools(cfg) else {}
+
+
+def pool_series(metric: str, cfg: StackConfig, pool: GpuPoolConfig) -> str:
+    """A pool-scoped recorded series: `metric{pool="<name>"}` on a stack with several pools, else `metric`."""
+    labels = pool_labels(cfg, pool)
+    return f"{metric}{{{sel(**labels)}}}" if labels else metric
+
+
+def _workload_labels(cfg: StackConfig, w: WorkloadConfig) -> dict[str, str]:
+    pool = cfg.pool_of(w)
+    return {"workload": w.name, "namespace": w.namespace, **(pool_labels(cfg, pool) if pool is not None else {})}
 
 
 def _wl(metric: str, w: WorkloadConfig) -> str:
@@ -86,24 +110,47 @@ def _wl(metric: str, w: WorkloadConfig) -> str:
 # --- recording rules -----------------------------------------------------------------------------
 
 
-def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
-    pool_matchers = {ksm_label_name(k): v for k, v in sorted(pool_node_labels(cfg).items())}
+def _one_pool_rules(cfg: StackConfig, pool: GpuPoolConfig) -> list[dict[str, Any]]:
+    """The nodes and GPUs of one pool, found by its node labels."""
+    pool_matchers = {ksm_label_name(k): v for k, v in sorted(pool_node_labels(pool).items())}
     ready = ksm("kube_node_status_condition", condition="Ready", status="true")
+    labels = pool_labels(cfg, pool)
+    node, node_ready = pool_series(POOL_NODE, cfg, pool), pool_series(POOL_NODE_READY, cfg, pool)
+    nodes = pool_series(POOL_NODES, cfg, pool)
+    return [
+        _record(POOL_NODE, f"max by (node) ({ksm('kube_node_labels', **pool_matchers)})", labels),
+        _record(POOL_NODE_READY, f"{node} and on (node) (max by (node) ({ready}) == 1)", labels),
+        _record(POOL_NODES, f"count({node})", labels),
+        _record(POOL_NODES_READY, f"count({node_ready})", labels),
+        _record(POOL_NODES_MIN, f"vector({pool.min_nodes})", labels),
+        _record(POOL_NODES_MAX, f"vector({pool.max_nodes})", labels),
+        _record(
+            POOL_GPUS_ALLOCATABLE,
+            f"sum({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} and on (node) {node})",
+            labels,
+        ),
+        # Bare-metal nodes are billed per node, whether their GPUs are allocatable or busy.
+        _record(POOL_GPUS_PROVISIONED, f"{nodes} * {pool.gpus}", labels),
+        *([_record(POOL_PRICE, f"vector({promql.format_number(pool.price_per_gpu_hour)})", labels)]
+          if labels else []),
+    ]
+
+
+def _allocated_rule(cfg: StackConfig, pool: GpuPoolConfig) -> dict[str, Any]:
+    """GPUs requested by Running pods: on one pool, all of them; on several, those on the pool's nodes."""
+    running = f"{POD_GPU_REQUESTS} and on (namespace, pod) {POD_GPU_RUNNING}"
+    if not several_pools(cfg):
+        return _record(POOL_GPUS_ALLOCATED, f"sum({running})")
+    on_pool = (f"(max by (namespace, pod, node) ({ksm('kube_pod_info')}) and on (node) "
+               f"{pool_series(POOL_NODE, cfg, pool)})")
+    return _record(POOL_GPUS_ALLOCATED, f"sum({running} and on (namespace, pod) {on_pool})", pool_labels(cfg, pool))
+
+
+def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     running = ksm("kube_pod_status_phase", phase="Running")
     pending = ksm("kube_pod_status_phase", phase="Pending")
     return [
-        _record(POOL_NODE, f"max by (node) ({ksm('kube_node_labels', **pool_matchers)})"),
-        _record(POOL_NODE_READY, f"{POOL_NODE} and on (node) (max by (node) ({ready}) == 1)"),
-        _record(POOL_NODES, f"count({POOL_NODE})"),
-        _record(POOL_NODES_READY, f"count({POOL_NODE_READY})"),
-        _record(POOL_NODES_MIN, f"vector({cfg.gpu_pool.min_nodes})"),
-        _record(POOL_NODES_MAX, f"vector({cfg.gpu_pool.max_nodes})"),
-        _record(
-            POOL_GPUS_ALLOCATABLE,
-            f"sum({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} and on (node) {POOL_NODE})",
-        ),
-        # Bare-metal nodes are billed per node, whether their GPUs are allocatable or busy.
-        _record(POOL_GPUS_PROVISIONED, f"{POOL_NODES} * {cfg.gpu_pool.gpus}"),
+        *(rule for pool in cfg.pools for rule in _one_pool_rules(cfg, pool)),
         _record(
             POD_GPU_REQUESTS,
             f"sum by (namespace, pod) ({ksm('kube_pod_container_resource_requests', resource=KSM_GPU_RESOURCE)})",
@@ -112,7 +159,7 @@ def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
                                  f"({POD_GPU_REQUESTS} > 0)"),
         _record(POD_GPU_RUNNING, f"(max by (namespace, pod) ({running}) == 1) and on (namespace, pod) "
                                  f"({POD_GPU_REQUESTS} > 0)"),
-        _record(POOL_GPUS_ALLOCATED, f"sum({POD_GPU_REQUESTS} and on (namespace, pod) {POD_GPU_RUNNING})"),
+        *(_allocated_rule(cfg, pool) for pool in cfg.pools),
     ]
 
 
@@ -141,8 +188,8 @@ def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
     return f"max({ksm(metric, namespace=w.namespace, horizontalpodautoscaler=promql.hpa_name(w.name))})"
 
 
-def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
-    labels = _workload_labels(w)
+def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]:
+    labels = _workload_labels(cfg, w)
     selector = sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
     threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
@@ -173,21 +220,35 @@ def _workload_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
 
 def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     """GPUs the headroom placeholders hold (Running), lack (Pending: preempted by a burst or waiting for a
-    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules)."""
-    held = f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}"}}'
-    replicas = ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment=PLACEHOLDER_NAME)
+    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules). On a stack with several
+    pools, one set per pool with headroom, each over that pool's placeholder Deployment."""
+    if not several_pools(cfg):
+        return _placeholder_rules(cfg, cfg.pools[0], f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}"}}')
+    out = []
+    for pool in cfg.pools:
+        if pool.headroom is not None:
+            name = placeholder_name(pool.name, cfg.first_pool(pool))
+            pods = f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}",pod=~"{promql.pod_name_regex(name)}"}}'
+            out += _placeholder_rules(cfg, pool, pods)
+    return out
+
+
+def _placeholder_rules(cfg: StackConfig, pool: GpuPoolConfig, held: str) -> list[dict[str, Any]]:
+    name = placeholder_name(pool.name, cfg.first_pool(pool))
+    replicas = ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment=name)
+    labels = pool_labels(cfg, pool)
     return [
-        _record(HEADROOM_GPUS_HELD, f"sum({held} and on (namespace, pod) {POD_GPU_RUNNING}) or vector(0)"),
-        _record(HEADROOM_GPUS_PENDING, f"sum({held} and on (namespace, pod) {POD_GPU_PENDING}) or vector(0)"),
-        _record(HEADROOM_GPUS_WANTED, f"max({replicas}) * {cfg.headroom_pod_gpus}"),
+        _record(HEADROOM_GPUS_HELD, f"sum({held} and on (namespace, pod) {POD_GPU_RUNNING}) or vector(0)", labels),
+        _record(HEADROOM_GPUS_PENDING, f"sum({held} and on (namespace, pod) {POD_GPU_PENDING}) or vector(0)", labels),
+        _record(HEADROOM_GPUS_WANTED, f"max({replicas}) * {cfg.headroom_pod_gpus(pool)}", labels),
     ]
 
 
 def recording_rules(cfg: StackConfig) -> list[dict[str, Any]]:
-    """Every recording rule of the stack: pool, DCGM, per workload, headroom."""
+    """Every recording rule of the stack: pools, DCGM, per workload, headroom."""
     records = [*_pool_rules(cfg), *_dcgm_rules()]
     for w in cfg.workloads:
-        records.extend(_workload_rules(w))
+        records.extend(_workload_rules(cfg, w))
         records.extend(serving_rules.serving_rules(w))
     records.extend(_headroom_rules(cfg))
     return records

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from renderers import dcgm, serving_rules
+from renderers import dcgm, promql, serving_rules
 from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, pool_node_labels
 from renderers.recording_rules import (
     GPU_TEMP,
@@ -40,10 +40,13 @@ from renderers.recording_rules import (
     WL_WANTED,
     XID_WINDOW,
     ksm,
+    pool_labels,
+    pool_series,
     recording_rules,
     sel,
+    several_pools,
 )
-from stackconfig import StackConfig
+from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE
 
 # --- where the metrics come from ---------------------------------------------------------------
@@ -85,36 +88,47 @@ HEADROOM_NOT_RESTORED_FOR = "15m"
 
 
 def _alert(
-    name: str, expr: str, for_: str, severity: str, summary: str, description: str
+    name: str, expr: str, for_: str, severity: str, summary: str, description: str,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     return {
         "alert": name,
         "expr": expr,
         "for": for_,
-        "labels": {"severity": severity},
+        "labels": {"severity": severity, **(labels or {})},
         "annotations": {"summary": summary, "description": " ".join(description.split())},
     }
 
 
-def _headroom_alerts(cfg: StackConfig, values: Mapping[str, object]) -> list[dict[str, Any]]:
-    """Only with headroom: the pool is at maxNodes, so Pending placeholders will not get their node back.
+def _headroom_alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) -> list[dict[str, Any]]:
+    """Only with headroom: the pool is at maxNodes, so Pending placeholders will not get their node back (one alert
+    per pool with headroom).
 
     `warning`, the lowest severity that reaches a receiver: kube-prometheus-stack's default Alertmanager
     config inhibits `severity: info` alerts (its InfoInhibitor rule) unless a warning fires beside them.
     """
-    pool, h = cfg.gpu_pool, cfg.gpu_pool.headroom
-    if h is None:
-        return []
-    return [
-        _alert(
+    out = []
+    for pool in cfg.pools:
+        if pool.headroom is None:
+            continue
+        values = runbook_values(cfg, gpu_operator_namespace, keda_namespace, pool)
+        out.append(_alert(
             "GpuHeadroomNotRestored",
-            f"({HEADROOM_GPUS_PENDING} > 0) and on () ({POOL_NODES} >= {pool.max_nodes})",
+            f"({pool_series(HEADROOM_GPUS_PENDING, cfg, pool)} > 0) and on () "
+            f"({pool_series(POOL_NODES, cfg, pool)} >= {pool.max_nodes})",
             HEADROOM_NOT_RESTORED_FOR,
             "warning",
-            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool is at maxNodes ({pool.max_nodes})",
+            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool{_named(cfg, pool)} is at maxNodes "
+            f"({pool.max_nodes})",
             runbook("GpuHeadroomNotRestored", values),
-        )
-    ]
+            pool_labels(cfg, pool),
+        ))
+    return out
+
+
+def _named(cfg: StackConfig, pool: GpuPoolConfig) -> str:
+    """` '<name>'` in a summary on a stack with several pools; nothing on one (its summaries are unchanged)."""
+    return f" '{pool.name}'" if several_pools(cfg) else ""
 
 
 # --- alerts --------------------------------------------------------------------------------------
@@ -142,12 +156,15 @@ def runbook(alert: str, values: Mapping[str, object]) -> str:
     return _Runbook(_runbook_text(alert)).substitute(values)
 
 
-def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace: str) -> dict[str, object]:
-    """What the runbooks may say: the pool as the stack configures it, the namespaces, and the thresholds above."""
-    pool = cfg.gpu_pool
-    labels = sorted(pool_node_labels(cfg).items())
+def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace: str,
+                   pool: GpuPoolConfig | None = None) -> dict[str, object]:
+    """What the runbooks may say: the pool (`pool`, else the first) as the stack configures it, the namespaces, and
+    the thresholds above."""
+    pool = pool if pool is not None else cfg.pools[0]
+    labels = sorted(pool_node_labels(pool).items())
     return {
         "pool_name": pool.name,
+        "pool_key": cfg.pool_key(pool),
         "pool_flavor": pool.flavor,
         "pool_gpus": pool.gpus,
         "pool_max_nodes": pool.max_nodes,
@@ -177,56 +194,98 @@ def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace
 
 
 
-def _alerts(cfg: StackConfig, keda_namespace: str, values: Mapping[str, object]) -> list[dict[str, Any]]:
-    pool = cfg.gpu_pool
-    critical_xid = " or ".join(f"{GPU_XID_RECENT} == {code}" for code in XID_CRITICAL_CODES)
-    gpu_ref = GPU_REF
-    return [
+def _pending(cfg: StackConfig, pool: GpuPoolConfig) -> str | None:
+    """The Pending GPU pods an alert of `pool` watches. On one pool: every GPU pod but the placeholders (Pending by
+    design after a burst; GpuHeadroomNotRestored covers them). On several: each pool's workloads' pods; the first
+    pool also takes the GPU pods of no workload here (other stacks deploy onto it: the `gpuPool` output is it)."""
+    others = f'{POD_GPU_PENDING}{{namespace!="{HEADROOM_NAMESPACE}"}}'
+    if not several_pools(cfg):
+        return others
+
+    def pods(workloads: list[WorkloadConfig]) -> str:
+        return " or ".join(f'{POD_GPU_PENDING}{{namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"}}'
+                           for w in workloads)
+
+    elsewhere = [w for p in cfg.pools if p != pool for w in cfg.workloads_on(p)]
+    if cfg.first_pool(pool):
+        return f"{others} unless on (namespace, pod) ({pods(elsewhere)})" if elsewhere else others
+    own = cfg.workloads_on(pool)
+    return pods(own) if own else None
+
+
+def _pool_alerts(cfg: StackConfig, pool: GpuPoolConfig, values: Mapping[str, object]) -> list[dict[str, Any]]:
+    """The alerts about one GPU pool: its nodes, its Pending pods, its maxNodes."""
+    labels = pool_labels(cfg, pool)
+    node_ready, nodes = pool_series(POOL_NODE_READY, cfg, pool), pool_series(POOL_NODES, cfg, pool)
+    on_pool = f"{{{sel(**labels)}}}" if labels else ""
+    named = _named(cfg, pool)
+    out = [
         _alert(
             "GpuNodeGpusNotAllocatable",
-            f"{POOL_NODE_READY} unless on (node) "
+            f"{node_ready} unless on (node) "
             f"({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} > 0)",
             ALLOCATABLE_GRACE,
             "warning",
-            "GPU node {{ $labels.node }} is Ready but offers no allocatable nvidia.com/gpu",
+            f"GPU node {{{{ $labels.node }}}}{' of pool' + named if named else ''} is Ready but offers no "
+            "allocatable nvidia.com/gpu",
             runbook("GpuNodeGpusNotAllocatable", values),
+            labels,
         ),
-        _alert(
+    ]
+    pending = _pending(cfg, pool)
+    if pending is not None:
+        out.append(_alert(
             "GpuPodPendingTooLong",
-            # Placeholders are Pending by design after a burst (GpuHeadroomNotRestored covers them).
-            f'{POD_GPU_PENDING}{{namespace!="{HEADROOM_NAMESPACE}"}}',
+            pending,
             f"{pool.provision_minutes}m",
             "warning",
-            "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending longer than a GPU node takes "
-            "to provision",
+            "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending longer than a GPU node"
+            f"{' of pool' + named if named else ''} takes to provision",
             runbook("GpuPodPendingTooLong", values),
-        ),
+            labels,
+        ))
+    out += [
         _alert(
             "GpuPoolAtMaxNodes",
-            f"({WL_DESIRED} > {WL_AVAILABLE}) and on () ({POOL_NODES} >= {pool.max_nodes})",
+            f"({WL_DESIRED}{on_pool} > {WL_AVAILABLE}{on_pool}) and on () ({nodes} >= {pool.max_nodes})",
             POOL_EXHAUSTED_FOR,
             "critical",
-            f"GPU pool is at maxNodes ({pool.max_nodes}) and workload {{{{ $labels.namespace }}}}/"
+            f"GPU pool{named} is at maxNodes ({pool.max_nodes}) and workload {{{{ $labels.namespace }}}}/"
             "{{ $labels.workload }} wants more replicas than are available",
             runbook("GpuPoolAtMaxNodes", values),
+            labels,
         ),
         _alert(
             "GpuWorkloadAtMaxReplicas",
-            f"{WL_WANTED} > {WL_MAX}",
+            f"{WL_WANTED}{on_pool} > {WL_MAX}{on_pool}",
             AT_MAX_REPLICAS_FOR,
             "warning",
             "Workload {{ $labels.namespace }}/{{ $labels.workload }} wants {{ $value }} replicas, more than "
             "its maxReplicas",
             runbook("GpuWorkloadAtMaxReplicas", values),
+            labels,
         ),
         _alert(
             "DcgmExporterMissing",
-            f"{POOL_NODE_READY} unless on (node) {NODE_GPUS_REPORTING}",
+            f"{node_ready} unless on (node) {NODE_GPUS_REPORTING}",
             DCGM_MISSING_FOR,
             "critical",
             "No DCGM GPU metrics from Ready GPU node {{ $labels.node }}",
             runbook("DcgmExporterMissing", values),
+            labels,
         ),
+    ]
+    return out
+
+
+def _alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) -> list[dict[str, Any]]:
+    values = runbook_values(cfg, gpu_operator_namespace, keda_namespace)
+    critical_xid = " or ".join(f"{GPU_XID_RECENT} == {code}" for code in XID_CRITICAL_CODES)
+    gpu_ref = GPU_REF
+    pools = [alert for pool in cfg.pools
+             for alert in _pool_alerts(cfg, pool, runbook_values(cfg, gpu_operator_namespace, keda_namespace, pool))]
+    return [
+        *pools,
         _alert(
             "GpuWorkloadMetricsMissing",
             f"{WL_AVAILABLE} > 0 unless on (namespace, workload) {WL_GPUS_REPORTING}",
@@ -293,13 +352,14 @@ def rule_groups(
 ) -> list[dict[str, Any]]:
     """PrometheusRule `spec.groups`: the recording rules first (alerts read them), then the alerts."""
     records = recording_rules(cfg)
-    values = runbook_values(cfg, gpu_operator_namespace, keda_namespace)
     return [
         {"name": "gpu-platform.rules", "rules": records},
         {"name": "gpu-platform.alerts",
-         "rules": [*_alerts(cfg, keda_namespace, values), *_headroom_alerts(cfg, values),
+         "rules": [*_alerts(cfg, keda_namespace, gpu_operator_namespace),
+                   *_headroom_alerts(cfg, keda_namespace, gpu_operator_namespace),
                    *serving_rules.serving_alerts(cfg, functools.partial(runbook, values={
-                       **values, **serving_rules.RUNBOOK_VALUES}))]},
+                       **runbook_values(cfg, gpu_operator_namespace, keda_namespace),
+                       **serving_rules.RUNBOOK_VALUES}))]},
     ]
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from renderers import promql, serving_profile
-from renderers.placement import PoolPlacement, tolerations_for
+from renderers.placement import PoolPlacement
 from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
 from stackconfig.workloads import ServingTriggerConfig
@@ -239,7 +239,7 @@ def deployment_spec(
             "spec": {
                 "containers": [container],
                 "nodeSelector": dict(placement.labels),
-                "tolerations": tolerations_for(placement.taints),
+                "tolerations": placement.tolerations(),
                 "terminationGracePeriodSeconds": w.termination_grace_period_seconds,
                 **pod_extra,
             },
@@ -365,9 +365,20 @@ def pod_security_level(workloads: Sequence[WorkloadConfig], namespace_name: str)
     return "privileged" if uses_host else "baseline"
 
 
-def pdb_spec(w: WorkloadConfig) -> dict[str, Any]:
-    """Voluntary disruptions (autoscaler drains) take one GPU pod at a time."""
-    return {"maxUnavailable": 1, "selector": {"matchLabels": selector(w)}}
+def pdb_spec(w: WorkloadConfig, placement: PoolPlacement | None = None) -> dict[str, Any]:
+    """Voluntary disruptions (autoscaler drains) take one GPU pod at a time.
+
+    On a spot pool a node's pods go together: Gcore reclaims the whole server (its notice gives a day to drain it,
+    then the node is deleted with whatever still runs there: Gcore docs, "Spot Bare Metal GPU",
+    https://gcore.com/docs/edge-ai/ai-infrastructure/spot-bare-metal-gpu). A budget of one pod would hold the drain
+    of a reclaimed node for a node provisioning per pod; so the budget is a node's worth of the workload's pods, and
+    pods that are not Ready may always be evicted (`unhealthyPodEvictionPolicy: AlwaysAllow`, GA in Kubernetes
+    1.31), so a pod still loading its model never blocks the drain."""
+    spec: dict[str, Any] = {"maxUnavailable": 1, "selector": {"matchLabels": selector(w)}}
+    if placement is not None and placement.spot:
+        spec["maxUnavailable"] = max(1, placement.gpus_per_node // w.gpus_per_pod)
+        spec["unhealthyPodEvictionPolicy"] = "AlwaysAllow"
+    return spec
 
 
 def service_spec(w: WorkloadConfig) -> dict[str, Any]:

@@ -77,6 +77,10 @@ def from_validation_error(
     """
     problems = []
     for err in exc.errors():
+        if err["type"] == "default_factory_not_called":
+            # A default computed from the section's other keys (a GPU pool's labels from its name) that pydantic did
+            # not compute because one of them is bad: that key's own problem is the one to report.
+            continue
         loc = [*prefix, *err["loc"]]
         # pydantic appends the validator name for function-wrapped fields, and '[key]' for a dict's key.
         loc = [p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))]

@@ -33,11 +33,13 @@ SOURCE = "https://gcore.com/docs/edge-ai/managed-kubernetes/create-a-gpu-kuberne
 
 @dataclass(frozen=True)
 class GpuFlavor:
-    """One bare-metal GPU flavor: its id as the API takes it, the GPU model and the GPUs per server."""
+    """One bare-metal GPU flavor: its id as the API takes it, the GPU model, the GPUs per server, and whether it
+    is spot capacity (discounted, reclaimed by Gcore when it needs it back)."""
 
     id: str
     gpu_model: str
     gpus: int
+    spot: bool = False
 
 
 GPU_FLAVORS: dict[str, GpuFlavor] = {
@@ -46,7 +48,7 @@ GPU_FLAVORS: dict[str, GpuFlavor] = {
         GpuFlavor("bm3-ai-1xlarge-h100-80-8", "H100 80GB", 8),
         GpuFlavor("bm3-ai-ndp-1xlarge-h100-80-8", "H100 80GB", 8),
         GpuFlavor("bm3-ai-ndp2-1xlarge-h100-80-8", "H100 80GB", 8),
-        GpuFlavor("bm3-ai-ndp2-spot-1xlarge-h100-80-8", "H100 80GB", 8),
+        GpuFlavor("bm3-ai-ndp2-spot-1xlarge-h100-80-8", "H100 80GB", 8, spot=True),
         GpuFlavor("bm3-ai-1xlarge-a100-80-8", "A100 80GB", 8),
         GpuFlavor("bm3-ai-1xlarge-h200-141-8", "H200 141GB", 8),
     )
@@ -57,6 +59,12 @@ def gpus_of(flavor: str) -> int | None:
     """GPUs per node of a listed flavor; None for a flavor the table does not know (never guessed from the id)."""
     listed = GPU_FLAVORS.get(flavor)
     return listed.gpus if listed else None
+
+
+def is_spot(flavor: str) -> bool | None:
+    """Whether a listed flavor is spot capacity; None for a flavor the table does not know."""
+    listed = GPU_FLAVORS.get(flavor)
+    return listed.spot if listed else None
 
 
 def closest(flavor: str) -> str | None:

@@ -1,18 +1,20 @@
-"""`gpuPool`: the bare-metal GPU pool, its spare GPUs (`headroom`) and their scheduled windows."""
+"""`gpuPools` (or the single `gpuPool` of older stacks): the bare-metal GPU pools, their spare GPUs (`headroom`)
+and their scheduled windows."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
 from stackconfig import flavors
 from stackconfig.values import Cron, GcoreName, Labels, Model, Taints, TimeZone, invalid
-from stacknames import GPU_RESOURCE, POOL_LABEL
+from stacknames import GPU_RESOURCE, POOL_LABEL, SPOT_TAINT_KEY, SPOT_TAINT_SPEC
 
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
-DEFAULT_POOL_LABELS = {POOL_LABEL: "gpu"}
+DEFAULT_POOL_NAME = "gpu"
+DEFAULT_POOL_LABELS = {POOL_LABEL: DEFAULT_POOL_NAME}
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
 #: Gcore: a new bare-metal GPU node takes "up to 20–25 minutes" until it is Ready, and its GPUs become allocatable
 #: 5–10 minutes later (Gcore docs, "Configure GPU autoscaling for Kubernetes",
@@ -65,17 +67,38 @@ class HeadroomConfig(Model):
     schedules: list[ScheduleConfig] = Field(default_factory=list)
 
 
-class GpuPoolConfig(Model):
-    """The bare-metal GPU pool. Changing flavor or publicIpv4 RECREATES the pool (20-25 min, billed)."""
+def _spot_default(data: dict[str, Any]) -> bool:
+    """Spot when the flavor table says so: a spot flavor is spot capacity whether or not the stack says it."""
+    return bool(flavors.is_spot(str(data.get("flavor", ""))))
 
-    name: GcoreName = "gpu"
+
+def _labels_default(data: dict[str, Any]) -> dict[str, str]:
+    """`{platform.gcore-gpu/pool: <name>}`: one label per pool, so each pool's workloads select only its nodes (the
+    single pool of older stacks is named `gpu`, so its label is what it always was)."""
+    return {POOL_LABEL: str(data.get("name", DEFAULT_POOL_NAME))}
+
+
+def _taints_default(data: dict[str, Any]) -> dict[str, str]:
+    """`nvidia.com/gpu: present:NoSchedule` (only GPU pods land on a GPU pool); a spot pool also carries the spot
+    taint, which only the workloads that tolerate interruption tolerate."""
+    spot = data.get("spot")
+    return {**DEFAULT_POOL_TAINTS, **({SPOT_TAINT_KEY: SPOT_TAINT_SPEC} if spot else {})}
+
+
+class GpuPoolConfig(Model):
+    """A bare-metal GPU pool. Changing flavor or publicIpv4 RECREATES the pool (20-25 min, billed)."""
+
+    name: GcoreName = DEFAULT_POOL_NAME
     flavor: str = "bm3-ai-1xlarge-h100-80-8"
     gpus_per_node: int | None = Field(default=None, ge=1, le=16)
+    #: Spot capacity (discounted; Gcore may reclaim a node): only workloads with `interruptible: true` may use it.
+    #: Default: what the flavor table says of the flavor.
+    spot: bool = Field(default_factory=_spot_default)
     min_nodes: int = Field(default=1, ge=1)
     max_nodes: int = Field(default=2, ge=1, le=200)
     public_ipv4: bool = False
-    labels: Labels = Field(default_factory=lambda: dict(DEFAULT_POOL_LABELS))
-    taints: Taints = Field(default_factory=lambda: dict(DEFAULT_POOL_TAINTS))
+    labels: Labels = Field(default_factory=_labels_default)
+    taints: Taints = Field(default_factory=_taints_default)
     #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
     provision_minutes: ProvisionMinutes = DEFAULT_PROVISION_MINUTES
     #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
@@ -91,6 +114,13 @@ class GpuPoolConfig(Model):
         if self.gpus_per_node is not None:
             return self.gpus_per_node
         return derived_gpus(self.flavor) or 0
+
+
+class GpuPoolItem(GpuPoolConfig):
+    """One item of `gpuPools`: a pool's name is required there (it is how workloads choose it, and the name Gcore
+    matches pools by)."""
+
+    name: GcoreName
 
 
 def derived_gpus(flavor: str) -> int | None:

@@ -106,6 +106,8 @@ def _validate_what_validates(
             values: set[tuple[str | int, ...]] = set()
             items: set[tuple[str | int, ...]] = set()
             for err in exc.errors():
+                if err["type"] == "default_factory_not_called":  # goes with another key's error, dropped below
+                    continue
                 loc = _clean(err["loc"])
                 if err["type"] == "missing":  # required: drop the list item holding it, if any
                     index = max((i for i, p in enumerate(loc) if isinstance(p, int)), default=None)

@@ -12,7 +12,7 @@ from stackconfig.alerting import (
 )
 from stackconfig.charts import ChartsConfig
 from stackconfig.cluster import ClusterConfig
-from stackconfig.gpu_pool import GpuPoolConfig
+from stackconfig.gpu_pool import GpuPoolConfig, GpuPoolItem
 from stackconfig.monitoring import MonitoringConfig
 from stackconfig.system_pool import SystemPoolConfig
 from stackconfig.values import Model
@@ -26,7 +26,11 @@ class StackConfig(Model):
     """A stack file's project keys, validated; what `__main__.py` and every tool work from."""
 
     cluster: ClusterConfig
-    gpu_pool: GpuPoolConfig = Field(default_factory=GpuPoolConfig)
+    #: The GPU pools (issue 19). A stack sets this or, as stacks did before there were several pools, `gpuPool`.
+    gpu_pools: list[GpuPoolItem] | None = None
+    #: The one GPU pool of older stacks (and the default pool of a stack that sets neither): still accepted, and the
+    #: same pool as `gpuPools: [<it>]` (docs/gpu-pools.md, "From gpuPool to gpuPools").
+    gpu_pool: GpuPoolConfig | None = None
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
     charts: ChartsConfig = Field(default_factory=ChartsConfig)
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
@@ -38,17 +42,57 @@ class StackConfig(Model):
     what_if: WhatIfConfig | None = None
 
     @property
-    def max_gpus(self) -> int:
-        return self.gpu_pool.max_nodes * self.gpu_pool.gpus
+    def pools(self) -> list[GpuPoolConfig]:
+        """The GPU pools, in the order Gcore is given them: `gpuPools`, else the one `gpuPool` (or its defaults)."""
+        if self.gpu_pools is not None:
+            return list(self.gpu_pools)
+        return [self.gpu_pool if self.gpu_pool is not None else GpuPoolConfig()]
 
     @property
-    def headroom_pod_gpus(self) -> int:
-        """GPUs per placeholder pod: `gpuPool.headroom.podGpus`, else the largest `gpusPerPod` (1 without
-        workloads), so that any workload pod fits the slot one placeholder frees."""
-        h = self.gpu_pool.headroom
+    def pool_keys(self) -> list[str]:
+        """Each pool's key in the stack file, for the messages: `gpuPools[i]`, or `gpuPool`."""
+        if self.gpu_pools is not None:
+            return [f"gpuPools[{i}]" for i in range(len(self.gpu_pools))]
+        return ["gpuPool"]
+
+    def pool_key(self, pool: GpuPoolConfig) -> str:
+        return self.pool_keys[self._pool_index(pool)]
+
+    def _pool_index(self, pool: GpuPoolConfig) -> int:
+        return next(i for i, p in enumerate(self.pools) if p is pool or p == pool)
+
+    def pool_named(self, name: str | None) -> GpuPoolConfig | None:
+        """The pool a workload's `pool` names; with no name, the only pool (None when there are several)."""
+        pools = self.pools
+        if name is None:
+            return pools[0] if len(pools) == 1 else None
+        return next((p for p in pools if p.name == name), None)
+
+    def pool_of(self, w: WorkloadConfig) -> GpuPoolConfig | None:
+        """The pool a workload runs on (None: it names no pool the stack has; the rules refuse that)."""
+        return self.pool_named(w.pool)
+
+    def workloads_on(self, pool: GpuPoolConfig) -> list[WorkloadConfig]:
+        """The workloads that run on `pool`, in stack-file order."""
+        return [w for w in self.workloads if self.pool_of(w) == pool]
+
+    def first_pool(self, pool: GpuPoolConfig) -> bool:
+        """Whether `pool` is the first GPU pool, which keeps the names a one-pool stack had (stacknames
+        `placeholder_name`)."""
+        return self._pool_index(pool) == 0
+
+    @property
+    def max_gpus(self) -> int:
+        """GPUs of every GPU pool at maxNodes."""
+        return sum(p.max_nodes * p.gpus for p in self.pools)
+
+    def headroom_pod_gpus(self, pool: GpuPoolConfig) -> int:
+        """GPUs per placeholder pod of `pool`: its `headroom.podGpus`, else the largest `gpusPerPod` of the workloads
+        on it (1 without workloads), so that any of its workloads' pods fits the slot one placeholder frees."""
+        h = pool.headroom
         if h is not None and h.pod_gpus is not None:
             return h.pod_gpus
-        return max((w.gpus_per_pod for w in self.workloads), default=1)
+        return max((w.gpus_per_pod for w in self.workloads_on(pool)), default=1)
 
 
 def model_fields_within(annotation: Any) -> Iterator[tuple[type[Model], bool]]:

@@ -124,6 +124,11 @@ class WorkloadConfig(Model):
 
     name: WorkloadName
     namespace: DnsLabel = DEFAULT_WORKLOAD_NAMESPACE
+    #: The GPU pool the pods run on, by its name (`gpuPools[].name`); required when the stack has several pools.
+    pool: str | None = None
+    #: The workload tolerates losing a pod at any moment (batch, retried requests): required on a spot pool, whose
+    #: nodes Gcore may reclaim.
+    interruptible: bool = False
     image: Image
     command: list[str] = Field(default_factory=list)
     args: list[str] = Field(default_factory=list)

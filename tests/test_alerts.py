@@ -70,7 +70,7 @@ def gpu_labels(node: str, index: int) -> dict[str, str]:
 
 def pool_node(cfg: StackConfig, node: str, *, ready: str = "1x60", allocatable: str | None = "8x60",
               in_pool: bool = True) -> dict[str, str]:
-    labels = {cv.ksm_label_name(k): v for k, v in cv.pool_node_labels(cfg).items()} if in_pool else {}
+    labels = {cv.ksm_label_name(k): v for k, v in cv.pool_node_labels(cfg.pools[0]).items()} if in_pool else {}
     out = {
         ksm("kube_node_labels", node=node, **labels): "1x60",
         ksm("kube_node_status_condition", node=node, condition="Ready", status="true"): ready,
@@ -142,12 +142,12 @@ def workloads(cfg: StackConfig) -> tuple[WorkloadConfig, WorkloadConfig]:
 
 def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
     """Pending placeholders at maxNodes (the autoscaler cannot restore the headroom) and below it."""
-    if cfg.gpu_pool.headroom is None:
+    if cfg.pools[0].headroom is None:
         return []
-    max_nodes = cfg.gpu_pool.max_nodes
+    max_nodes = cfg.pools[0].max_nodes
     pending = {**placeholder("Pending", "a0001", "1x60"), **placeholder("Pending", "a0002", "0x10 1x50"),
                **placeholder("Running", "a0003", "1x60")}
-    lacking = 2 * cfg.headroom_pod_gpus
+    lacking = 2 * cfg.headroom_pod_gpus(cfg.pools[0])
     return [
         Case(
             "preempted placeholders cannot come back: the pool is at maxNodes",
@@ -157,9 +157,9 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
                 Check("10m", "GpuHeadroomNotRestored"),
                 Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
             ),
-            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus),)),
+            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus(cfg.pools[0])),)),
                    ("30m", recorded.HEADROOM_GPUS_PENDING, (({}, lacking),)),
-                   ("30m", recorded.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus),))),
+                   ("30m", recorded.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus(cfg.pools[0])),))),
         ),
         Case(
             "preempted placeholders wait for a node the autoscaler is adding",
@@ -171,8 +171,8 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
 
 def cases(cfg: StackConfig) -> list[Case]:
     w1, w2 = workloads(cfg)
-    provision = cfg.gpu_pool.provision_minutes
-    max_nodes = cfg.gpu_pool.max_nodes
+    provision = cfg.pools[0].provision_minutes
+    max_nodes = cfg.pools[0].max_nodes
     assert w2.target_utilization <= 90, "the at-max case needs room above the target"
     hot, cool = w2.target_utilization + 10, w2.target_utilization - 10
     pods = w2.max_replicas * w2.gpus_per_pod
@@ -196,7 +196,7 @@ def cases(cfg: StackConfig) -> list[Case]:
         return {
             ksm("kube_pod_status_phase", namespace=HEADROOM_NAMESPACE, pod=pod, phase=state): phase_values,
             ksm("kube_pod_container_resource_requests", namespace=HEADROOM_NAMESPACE, pod=pod, container="pause",
-                resource=cv.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus}x60",
+                resource=cv.KSM_GPU_RESOURCE, unit="integer", node=""): f"{cfg.headroom_pod_gpus(cfg.pools[0])}x60",
         }
 
     return [
@@ -384,7 +384,7 @@ def cases(cfg: StackConfig) -> list[Case]:
                 **w1_pod("Pending", "stuck", "1x10"),
             },
             exprs=(
-                ("5m", recorded.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.gpu_pool.gpus),)),
+                ("5m", recorded.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.pools[0].gpus),)),
                 ("5m", recorded.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
                 ("5m", recorded.POOL_GPUS_ALLOCATED, (({}, 2),)),
                 ("5m", f"count({recorded.POD_GPU_PENDING})", (({}, 1),)),
@@ -593,6 +593,6 @@ def test_every_alert_has_its_runbook_file_and_every_runbook_is_rendered_whole() 
                 assert "${" not in description and "\n" not in description, rule["alert"]
     (allocatable,) = [r for g in groups for r in g["rules"] if r.get("alert") == "GpuNodeGpusNotAllocatable"]
     text = allocatable["annotations"]["description"]
-    assert f"of GPU pool '{cfg.gpu_pool.name}'" in text and "`kubectl get node {{ $labels.node }} -o" in text
+    assert f"of GPU pool '{cfg.pools[0].name}'" in text and "`kubectl get node {{ $labels.node }} -o" in text
     with pytest.raises(KeyError, match="pool_name"):
         alerts.runbook("GpuNodeGpusNotAllocatable", {})

@@ -12,7 +12,7 @@ CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembour
 
 def derived(workloads: list[dict[str, Any]], **pool: Any) -> dict[str, str]:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": pool, "workloads": workloads})
-    return autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)
+    return autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)
 
 
 def workload(**extra: Any) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def test_explicit_flags_win() -> None:
         {"cluster": {**CLUSTER, "autoscaler": {"scale-down-unneeded-time": "30m", "scan-interval": "20s"}},
          "workloads": [workload()]}
     )
-    flags = autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)
+    flags = autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)
     assert flags["scale-down-unneeded-time"] == "30m"
     assert flags["scan-interval"] == "20s"
     assert all(isinstance(v, str) for v in flags.values()), "Gcore's autoscaler_config is string -> string"

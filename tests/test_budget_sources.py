@@ -68,7 +68,7 @@ def test_the_headroom_of_an_unlisted_flavor_is_priced_at_the_stacks_gpus_per_nod
     assert set(reported) == {HEADROOM}, reported
     (message,) = reported[HEADROOM]
     assert "holds up to 22 idle GPUs × 4.00/GPU-hour = 88.00/hour" in message
-    assert "(3 nodes × 32.00 = 96.00/hour) that is 184.00/hour" in message
+    assert "(`gpu` 3 nodes × 32.00 = 96.00/hour) that is 184.00/hour" in message
 
 
 def test_the_stacks_price_reaches_both_budgets(record: Callable[..., Recording]) -> None:

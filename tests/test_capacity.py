@@ -331,7 +331,7 @@ def test_headroom_schedules_and_price_come_from_the_stack() -> None:
     assert (window.start, window.end, window.timezone, window.value) == (
         "0 8 * * 1-5", "0 20 * * 1-5", "Europe/Luxembourg", 8)
     assert [w.value for w in s.replica_windows] == [8]
-    assert s.price_per_gpu_hour == cfg.gpu_pool.price_per_gpu_hour
+    assert s.price_per_gpu_hour == cfg.pools[0].price_per_gpu_hour
     # A window counts placeholder pods; the simulator counts GPUs: pods of 1 GPU hold half as many.
     one = stackfile.load("prod", ["gpuPool.headroom.podGpus=1"])
     s1 = stackfile.settings_from_config(one, one.workloads[0], WhatIfConfig())
@@ -429,5 +429,12 @@ def test_compare_signs_and_missing_sides(tmp_path: Path) -> None:
     assert "The base branch has no what-if for this stack" in text
     assert "#### What-if `other`\n\nNo what-if for the pull request" in text
     # Numbers only: a result carrying markup instead of a number is refused, not pasted into the comment.
-    (d / "prod.head.json").write_text(json.dumps({**head, "costPerMonth": "<img src=x>"}))
+    (d / "prod.head.json").write_text(json.dumps({**head, "stack": {**head["stack"], "costPerMonth": "<img src=x>"}}))
     assert compare_main([str(tmp_path / "c.md"), str(d), "prod"]) == 1
+    # A base from before there were several pools has no `stack` totals: its own figures are its whole bill.
+    old = {k: v for k, v in base.items() if k not in ("stack", "pools")}
+    (d / "prod.base.json").write_text(json.dumps(old))
+    (d / "prod.head.json").write_text(json.dumps(head))
+    rows_old = {line.split("|")[1].strip(): line.split("|")[2:5] for line in comment(d, ["prod"]).splitlines()
+                if line.startswith("| ")}
+    assert rows_old["cost per month (USD)"] == rows["cost per month (USD)"]

@@ -45,7 +45,7 @@ def problems(raw: dict[str, Any]) -> str:
 
 def test_base_is_valid_and_derives_gpus_from_flavor() -> None:
     cfg = load_stack_config(BASE)
-    assert cfg.gpu_pool.gpus == 8
+    assert cfg.pools[0].gpus == 8
     assert cfg.max_gpus == 16
     assert cfg.workloads[0].fallback == 1
     assert cfg.cluster.version == "v1.35.3"
@@ -54,13 +54,13 @@ def test_base_is_valid_and_derives_gpus_from_flavor() -> None:
 def test_gpus_per_node_is_given_with_an_acknowledged_unlisted_flavor() -> None:
     unlisted = {"gpuPool.flavor": "bm4-ai-1xlarge-b200-180-8", "gpuPool.gpusPerNode": 8,
                 "gpuPool.acceptUnlistedFlavor": True}
-    assert load_stack_config(config(**unlisted)).gpu_pool.gpus == 8
+    assert load_stack_config(config(**unlisted)).pools[0].gpus == 8
 
 
 def test_config_objects_are_frozen() -> None:
     cfg = load_stack_config(BASE)
     with pytest.raises(ValueError):
-        cfg.gpu_pool.max_nodes = 100  # type: ignore[misc]
+        cfg.pools[0].max_nodes = 100  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(

@@ -151,8 +151,8 @@ def test_a_misspelled_gcore_provider_key_is_refused_with_a_suggestion() -> None:
 
 
 def test_an_unknown_project_key_is_refused_with_a_suggestion() -> None:
-    with pytest.raises(ConfigError, match="gpuPools: .* not a known key .*did you mean 'gpuPool'"):
-        check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gpu-autoscaling:gpuPools": {}}, "gpu-autoscaling")
+    with pytest.raises(ConfigError, match="gpuPol: .* not a known key .*did you mean 'gpuPool'"):
+        check_config({"gpu-autoscaling:cluster": BASE["cluster"], "gpu-autoscaling:gpuPol": {}}, "gpu-autoscaling")
 
 
 # --- flavors ----------------------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_the_floor_itself_is_accepted_and_reaches_the_autoscaler() -> None:
     from stackconfig import load_stack_config
 
     cfg = load_stack_config(config(**{"gpuPool.provisionMinutes": 25}))
-    assert autoscaler_config(cfg.gpu_pool, cfg.workloads, {})["max-node-provision-time"] == "25m"
+    assert autoscaler_config(cfg.pools, cfg.workloads, {})["max-node-provision-time"] == "25m"
 
 
 @pytest.mark.parametrize(

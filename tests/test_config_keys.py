@@ -67,6 +67,12 @@ CLUSTER_BY_ID = {
 WAKE = {"query": "sum(queue_length)", "threshold": 5}
 SCALE_TO_ZERO = {"workloads.0.minReplicas": 0, "workloads.0.wakeTrigger": WAKE}
 
+#: Two GPU pools instead of dev's one; the workload on the first.
+TWO_POOLS = {"gpuPool": None, "gpuPools": [{"name": "h100"}, {"name": "h200", "flavor": "bm3-ai-1xlarge-h200-141-8"}],
+             "workloads.0.pool": "h100"}
+#: A spot flavor newer than the flavor table (so that `spot` is the stack's to state), the workload interruptible.
+SPOT_UNLISTED = {"gpuPool.flavor": "bm3-ai-ndp3-spot-1xlarge-h200-141-8", "gpuPool.acceptUnlistedFlavor": True,
+                 "gpuPool.gpusPerNode": 8, "gpuPool.spot": False, "workloads.0.interruptible": True}
 HOURS = {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "timezone": "Europe/Luxembourg", "minReplicas": 2}
 HEADROOM_WINDOW = {"gpuPool.headroom": {"gpus": 0, "schedules": [HOURS]}}
 WORKLOAD_WINDOW = {"workloads.0.schedules": [HOURS]}
@@ -113,6 +119,11 @@ CHANGES: dict[str, Change] = {
     "cluster.subnet": Change({"cluster.subnet": "subnet-0001"}, {"cluster.network": "net-0001"}),
     "cluster.cni": Change({"cluster.cni": "cilium"}),
     "cluster.autoscaler": Change({"cluster.autoscaler": {"scan-interval": "20s"}}),
+    "gpuPool": Change({"gpuPool": {"maxNodes": 3}}),
+    # The same pool in the list form: only what is set differently (maxNodes) changes, nothing is renamed.
+    "gpuPools": Change({"gpuPool": None, "gpuPools": [{"name": "gpu", "maxNodes": 3}]}),
+    "gpuPool.spot": Change({"gpuPool.spot": True}, SPOT_UNLISTED),
+    "workloads[].pool": Change({"workloads.0.pool": "h200"}, TWO_POOLS),
     "gpuPool.name": Change({"gpuPool.name": "gpu2"}),
     "gpuPool.flavor": Change({"gpuPool.flavor": "bm3-ai-1xlarge-a100-80-8"}),
     "gpuPool.gpusPerNode": Change({"gpuPool.gpusPerNode": 16}, {"gpuPool.flavor": "bm4-ai-1xlarge-b200-180-8",
@@ -324,6 +335,16 @@ WHERE: dict[str, tuple[str, ...]] = {
     "gpuPool.maxNodes": (f"{CLUSTER}.pools[gpu].maxNodeCount", f"{RULES}[gpu_pool:nodes_max:value].expr",),
     "gpuPool.minNodes": (f"{CLUSTER}.pools[gpu].minNodeCount", f"{RULES}[gpu_pool:nodes_min:value].expr",),
     "gpuPool.name": (f"{CLUSTER}.pools[gpu2]",),
+    "gpuPool": (f"{CLUSTER}.pools[gpu].maxNodeCount",),
+    "gpuPools": (f"{CLUSTER}.pools[gpu].maxNodeCount",),
+    "gpuPool.spot": (
+        f"{CLUSTER}.pools[gpu].taints.platform.gcore-gpu/spot",
+        f"{POD}.tolerations",
+        "inference-pdb.inputs.spec.maxUnavailable",
+        "inference-pdb.inputs.spec.unhealthyPodEvictionPolicy",
+        "gpu-operator-release.inputs.values.daemonsets.tolerations",
+    ),
+    "workloads[].pool": (f"{POD}.nodeSelector.platform.gcore-gpu/pool",),
     "gpuPool.pricePerGpuHour": (f"{DASHBOARD}templating.list[gpu_hour_price].query",),
     "gpuPool.provisionMinutes": (
         f"{CLUSTER}.autoscalerConfig.max-node-provision-time",
@@ -477,6 +498,8 @@ VALIDATION_ONLY: dict[str, str] = {
        for key in ("trace", "column", "perGpu", "workload", "start", "podStartSeconds", "nodeReadyMinutes",
                    "gpuReadyMinutes", "seed")},
     "whatIf": "read only by `python -m capacity` (the what-if), never by the Pulumi program",
+    "workloads[].interruptible": "permits a spot pool (refused without it); what running on spot capacity changes "
+    "(tolerations, the PodDisruptionBudget) follows the pool the workload names, not this key",
     "workloads[].serving.engine": "one engine is known (vllm, stackconfig/engines.py), so there is no other valid "
     "value to change it to; the metric names it selects are in every serving trigger's query "
     "(tests/test_serving_profile.py)",

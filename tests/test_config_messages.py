@@ -87,7 +87,10 @@ def leaf_paths() -> list[str]:
 
 
 def base_for(path: str) -> dict[str, Any]:
-    return copy.deepcopy(EXISTING if path.startswith("cluster.existing") else FULL)
+    base = copy.deepcopy(EXISTING if path.startswith("cluster.existing") else FULL)
+    if path.startswith("gpuPools"):  # the same pool, in the list form of several pools
+        base["gpuPools"] = [{"name": "gpu", **base.pop("gpuPool")}]
+    return base
 
 
 def set_path(raw: dict[str, Any], path: str, value: Any) -> dict[str, Any]:

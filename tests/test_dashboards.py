@@ -19,19 +19,30 @@ from offline.engine import Recording
 from renderers import chart_values as cv
 from renderers import dashboards
 from renderers import rule_groups as alerts
-from stackconfig import StackConfig, versions
+from stackconfig import StackConfig, load_stack_config, versions
 from tests.chart_cache import chart_values
 from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
+from tests.test_pools import stack_file, two_pools
 
 #: Grafana's built-in and our own variables, with a value each query must also parse with.
-SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h", "$gpu_hour_price": "2.5"}
+SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h", "$gpu_hour_price": "2.5",
+                 "$pool": "gpu|spot"}
 RECORDED = re.compile(r"\b[a-z_]+:[a-z0-9_:]+\b")
 
 
-@pytest.fixture(scope="module", params=STACKS)
+#: Each stack, and prod with two GPU pools (tests/test_pools.py): the pool variable and per-pool series.
+TWO_POOLS = "prod-two-pools"
+
+
+def two_pool_config() -> StackConfig:
+    raw = {**stack_file("prod"), **two_pools()}
+    return load_stack_config({k: v for k, v in raw.items() if v is not None})
+
+
+@pytest.fixture(scope="module", params=[*STACKS, TWO_POOLS])
 def cfg(request: pytest.FixtureRequest) -> StackConfig:
-    return stack_config(request.param)
+    return two_pool_config() if request.param == TWO_POOLS else stack_config(request.param)
 
 
 def panels(dashboard: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -151,12 +162,31 @@ def test_program_ships_these_dashboards(rec: Recording) -> None:
     assert shipped == dashboards.dashboards(stack_config(rec.stack))
 
 
-def test_the_price_variable_starts_at_the_stacks_price(cfg: StackConfig) -> None:
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_price_variable_starts_at_the_stacks_price(stack: str) -> None:
     """The cost panels read `$gpu_hour_price`; it starts at gpuPool.pricePerGpuHour, the one price estimate."""
+    cfg = stack_config(stack)
     board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
     (price,) = [v for v in board["templating"]["list"] if v["name"] == "gpu_hour_price"]
-    assert float(price["query"]) == cfg.gpu_pool.price_per_gpu_hour
-    cheaper = cfg.model_copy(update={"gpu_pool": cfg.gpu_pool.model_copy(update={"price_per_gpu_hour": 2.75})})
+    assert float(price["query"]) == cfg.pools[0].price_per_gpu_hour
+    cheaper = cfg.model_copy(update={"gpu_pool": cfg.pools[0].model_copy(update={"price_per_gpu_hour": 2.75})})
     (price,) = [v for v in dashboards.dashboards(cheaper)["gpu-autoscaling.json"]["templating"]["list"]
                 if v["name"] == "gpu_hour_price"]
     assert price["query"] == "2.75"
+
+
+def test_several_pools_get_a_pool_variable_and_each_pool_its_own_price() -> None:
+    """With two pools: a `pool` variable over their names (all selected), the pool panels filtered by it, and the
+    cost priced per pool from the recorded `gpu_pool:price_per_gpu_hour:value` (on-demand and spot differ)."""
+    cfg = two_pool_config()
+    board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
+    variables = {v["name"]: v for v in board["templating"]["list"]}
+    assert "gpu_hour_price" not in variables
+    assert variables["pool"]["query"] == "gpu,spot" and variables["pool"]["current"]["value"] == "$__all"
+    (cost,) = [e for title, e in exprs(board) if title == "Cost of provisioned GPU-hours"]
+    assert "* on (pool) gpu_pool:price_per_gpu_hour:value" in cost and 'pool=~"$pool"' in cost
+    prices = {r["labels"]["pool"]: r["expr"] for g in alerts.rule_groups(cfg) for r in g["rules"]
+              if r.get("record") == "gpu_pool:price_per_gpu_hour:value"}
+    assert prices == {"gpu": "vector(4)", "spot": "vector(1.6)"}
+    rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
+    assert any("embeddings on pool 'spot'" in r for r in rows) and any("inference on pool 'gpu'" in r for r in rows)

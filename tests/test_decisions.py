@@ -214,7 +214,7 @@ def test_bad_label_values_are_refused(value: str) -> None:
 @pytest.mark.parametrize("value", ["", "h100", "H100_80.gb-8", "x" * 63])
 def test_valid_label_values_are_accepted(value: str) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"labels": {"platform.gcore-gpu/pool": value}}})
-    assert cfg.gpu_pool.labels == {"platform.gcore-gpu/pool": value}
+    assert cfg.pools[0].labels == {"platform.gcore-gpu/pool": value}
 
 
 def test_keda_exposes_operator_metrics_and_leaves_scraping_to_our_service_monitor(rec: Recording) -> None:

@@ -204,12 +204,21 @@ def test_nothing_is_exposed_outside_the_cluster(rec: Recording) -> None:
 def test_outputs_contract(rec: Recording) -> None:
     out = rec.outputs
     assert set(out) == {
-        "clusterName", "clusterId", "kubeconfig", "kubernetesVersion", "gpuPool", "namespaces",
+        "clusterName", "clusterId", "kubeconfig", "kubernetesVersion", "gpuPool", "gpuPools", "namespaces",
         "prometheusUrl", "grafanaAdminPassword", "chartVersions", "workloads", "headroom", "priorityClasses",
     }
     assert out["clusterName"] == cluster_name(rec)
     pool = out["gpuPool"]
     assert pool["maxGpus"] == pool["maxNodes"] * pool["gpusPerNode"] == pool["maxNodes"] * 8
+    # `gpuPool` is the first of `gpuPools` (what consumers written for one pool read), with the same fields.
+    first = next(iter(out["gpuPools"].values()))
+    assert {k: first[k] for k in pool} == pool
+    for name, p in out["gpuPools"].items():
+        assert p["name"] == name
+        price = p["pricePerGpuHour"]
+        assert p["hourlyCost"] == {"min": p["minGpus"] * price, "max": p["maxGpus"] * price}
+        assert set(p["workloads"]) == {w for w, spec in out["workloads"].items() if spec["pool"] == name}
+    assert {w["pool"] for w in out["workloads"].values()} <= set(out["gpuPools"])
     assert out["namespaces"]["monitoring"] == "monitoring"
     for name, w in out["workloads"].items():
         assert w["hpa"] == f"keda-hpa-{name}"

@@ -48,8 +48,8 @@ def test_pack_rejects_nonsense_arguments() -> None:
 
 def test_no_headroom_by_default_and_a_price_estimate() -> None:
     cfg = load_stack_config(config())
-    assert cfg.gpu_pool.headroom is None
-    assert cfg.gpu_pool.price_per_gpu_hour == 4.0
+    assert cfg.pools[0].headroom is None
+    assert cfg.pools[0].price_per_gpu_hour == 4.0
     assert cfg.workloads[0].schedules == []
 
 
@@ -57,28 +57,30 @@ def test_placeholder_size_defaults_to_the_largest_workload_pod() -> None:
     raw = with_headroom({"gpus": 4})
     raw["workloads"].append({"name": "batch", "image": "r/b:1", "gpusPerPod": 2, "maxReplicas": 4})
     cfg = load_stack_config(raw)
-    assert cfg.headroom_pod_gpus == 2
-    assert load_stack_config(with_headroom({"gpus": 3, "podGpus": 1})).headroom_pod_gpus == 1
-    assert load_stack_config(config(**{"gpuPool.headroom": {"gpus": 2}, "workloads": []})).headroom_pod_gpus == 1
+    assert cfg.headroom_pod_gpus(cfg.pools[0]) == 2
+    one = load_stack_config(with_headroom({"gpus": 3, "podGpus": 1}))
+    assert one.headroom_pod_gpus(one.pools[0]) == 1
+    empty = load_stack_config(config(**{"gpuPool.headroom": {"gpus": 2}, "workloads": []}))
+    assert empty.headroom_pod_gpus(empty.pools[0]) == 1
 
 
 def test_schedules_parse_with_keda_names() -> None:
     raw = with_headroom({"gpus": 1, "schedules": [WINDOW]}, **{"workloads.0.schedules": [WINDOW]})
     cfg = load_stack_config(raw)
-    assert cfg.gpu_pool.headroom is not None
-    (window,) = cfg.gpu_pool.headroom.schedules
+    assert cfg.pools[0].headroom is not None
+    (window,) = cfg.pools[0].headroom.schedules
     assert (window.start, window.end, window.timezone, window.min_replicas) == (
         "0 8 * * 1-5", "0 18 * * 1-5", "Europe/Luxembourg", 2)
     assert cfg.workloads[0].schedules == [window]
     utc = {k: v for k, v in WINDOW.items() if k != "timezone"}
-    headroom = load_stack_config(with_headroom({"gpus": 0, "schedules": [utc]})).gpu_pool.headroom
+    headroom = load_stack_config(with_headroom({"gpus": 0, "schedules": [utc]})).pools[0].headroom
     assert headroom is not None and headroom.schedules[0].timezone == "UTC"
 
 
 def test_headroom_and_schedules_are_frozen() -> None:
     cfg = load_stack_config(with_headroom({"gpus": 2}))
     with pytest.raises(ValueError):
-        cfg.gpu_pool.headroom.gpus = 3  # type: ignore[union-attr,misc]
+        cfg.pools[0].headroom.gpus = 3  # type: ignore[union-attr,misc]
 
 
 # --- rules --------------------------------------------------------------------------------------------
@@ -142,7 +144,7 @@ def test_rule(raw: dict[str, Any], expected: list[str]) -> None:
 def test_a_lower_cutoff_and_a_fitting_headroom_pass() -> None:
     raw = with_headroom({"gpus": 6}, **{"workloads.0.minReplicas": 2,
                                         "cluster.autoscaler": {"expendable-pods-priority-cutoff": -20}})
-    assert load_stack_config(raw).gpu_pool.headroom.gpus == 6  # type: ignore[union-attr]
+    assert load_stack_config(raw).pools[0].headroom.gpus == 6  # type: ignore[union-attr]
 
 
 def test_no_headroom_means_no_cutoff_rule() -> None:

@@ -151,5 +151,5 @@ def test_the_prices_agree_across_policy_configs_and_stack_files() -> None:
         config = json.loads((ROOT / "policy" / "config" / f"{stack}.json").read_text())
         assert config["gpu-pool-hourly-budget"] == config[BUDGET_POLICY]
         cfg = stack_config(stack)
-        assert cfg.gpu_pool.price_per_gpu_hour == config[BUDGET_POLICY]["pricePerGpuHour"]
-        assert config[BUDGET_POLICY]["gpusPerNode"][cfg.gpu_pool.flavor] == cfg.gpu_pool.gpus
+        assert cfg.pools[0].price_per_gpu_hour == config[BUDGET_POLICY]["pricePerGpuHour"]
+        assert config[BUDGET_POLICY]["gpusPerNode"][cfg.pools[0].flavor] == cfg.pools[0].gpus

@@ -225,7 +225,12 @@ def test_raising_max_nodes_changes_the_pool_limit_its_outputs_and_what_is_derive
     assert changes[cluster] == [("      maxNodeCount: 2", "      maxNodeCount: 3")]
     pools = {p["name"]: p for p in next(r for r in yaml.safe_load(head)["resources"])["inputs"]["pools"]}
     assert (pools["gpu"]["maxNodeCount"], pools["system"]["maxNodeCount"]) == (3, 2)  # the GPU pool's line
-    assert changes["outputs"] == [("    maxGpus: 16", "    maxGpus: 24"), ("    maxNodes: 2", "    maxNodes: 3")]
+    # `gpuPool` and its entry in `gpuPools` (whose hourly cost at maxNodes moves with it): 8 GPUs × 4.00 more.
+    assert changes["outputs"] == [
+        ("    maxGpus: 16", "    maxGpus: 24"), ("    maxNodes: 2", "    maxNodes: 3"),
+        ("        max: 64", "        max: 96"), ("      maxGpus: 16", "      maxGpus: 24"),
+        ("      maxNodes: 2", "      maxNodes: 3"),
+    ]
     # The dashboard's pool row and the pool-at-maxNodes alert quote the limit; nothing else in them moves.
     for owner in (DASHBOARD, RULES):
         assert all(only_numbers_changed(old, new, {("2", "3")}) for old, new in changes[owner]), changes[owner]

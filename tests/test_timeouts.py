@@ -96,7 +96,7 @@ def test_cluster_timeouts_cover_the_provider_task_cap_and_the_pool(rec: Recordin
 )
 def test_cluster_timeouts_follow_the_pool_up_to_the_task_cap(provision: int, expected: dict[str, str]) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"provisionMinutes": provision}})
-    timeouts = gcore_timeouts(cfg.gpu_pool)
+    timeouts = gcore_timeouts(cfg.pools)
     assert timeouts == expected
     # Never shorter than one Gcore task: the provider's own 60-minute wait is what gives up, not the deadline.
     assert all(minutes(v) > GCORE_TASK_MINUTES for v in timeouts.values())
@@ -164,14 +164,14 @@ def test_the_deploy_job_outlasts_the_longest_wait_of_each_stack(rec: Recording) 
 @pytest.mark.parametrize("provision", [25, 30, 35, 60, 120])
 def test_derived_max_node_provision_time_is_never_below_the_pool(provision: int) -> None:
     cfg = load_stack_config({"cluster": CLUSTER, "gpuPool": {"provisionMinutes": provision}})
-    flags = autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)
+    flags = autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)
     assert minutes(flags["max-node-provision-time"]) >= provision
 
 
 @pytest.mark.parametrize("value", ["35m", "1h", "2100s", "40m30s"])
 def test_an_explicit_provision_time_at_least_the_pool_is_accepted(value: str) -> None:
     cfg = load_stack_config({"cluster": {**CLUSTER, "autoscaler": {"max-node-provision-time": value}}})
-    assert autoscaler_config(cfg.gpu_pool, cfg.workloads, cfg.cluster.autoscaler)["max-node-provision-time"] == value
+    assert autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)["max-node-provision-time"] == value
 
 
 @pytest.mark.parametrize(

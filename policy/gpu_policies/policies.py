@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_policy import (
@@ -372,12 +372,19 @@ REGENERATE = "python -m delivery.policy_config <stack> --write"
 
 @dataclass(frozen=True)
 class Pricing:
-    """What a budget policy prices with: the stack's `gpuPool.pricePerGpuHour` and GPUs per node by flavor (the
-    flavor table, stackconfig/flavors.py, plus an unlisted flavor's `gpuPool.gpusPerNode`), both generated into
-    the policy config from the stack, so the policy keeps no price and reads no GPU count off a flavor's name."""
+    """What a budget policy prices with: each GPU pool's `pricePerGpuHour` (by pool name; `per_gpu_hour`, the first
+    pool's, for a pool the config does not name) and GPUs per node by flavor (the flavor table, stackconfig/
+    flavors.py, plus an unlisted flavor's `gpusPerNode`), all generated into the policy config from the stack, so
+    the policy keeps no price and reads no GPU count off a flavor's name."""
 
     per_gpu_hour: float
     gpus_per_node: Mapping[str, Any]
+    by_pool: Mapping[str, Any] = field(default_factory=dict)
+
+    def price(self, pool: Mapping[str, Any]) -> float:
+        own = self.by_pool.get(str(pool.get("name")))
+        return float(own) if isinstance(own, int | float) and not isinstance(own, bool) and own > 0 \
+            else self.per_gpu_hour
 
     def gpus(self, pool: Mapping[str, Any]) -> int | None:
         count = self.gpus_per_node.get(str(pool.get("flavorId")))
@@ -398,7 +405,8 @@ def _pricing(config: Mapping[str, Any], report_violation: ReportViolation) -> tu
             f", so the budget cannot be checked. Generate them from the stack: `{REGENERATE}`."
         )
         return None
-    return Pricing(float(price), table), float(budget)
+    by_pool = config.get("pricePerGpuHourByPool")
+    return Pricing(float(price), table, by_pool if isinstance(by_pool, Mapping) else {}), float(budget)
 
 
 def _unpriced(pool: Mapping[str, Any], report_violation: ReportViolation, urn: str | None = None) -> None:
@@ -424,10 +432,10 @@ def _gpu_pool_budget(args: ResourceValidationArgs, report_violation: ReportViola
             _unpriced(pool, report_violation)
             continue
         nodes = pool.get("maxNodeCount") or pool.get("minNodeCount") or 0
-        cost = float(nodes) * gpus * pricing.per_gpu_hour
+        cost = float(nodes) * gpus * pricing.price(pool)
         total += cost
         parts.append(f"pool `{pool.get('name')}` up to {_num(nodes)} nodes × {gpus} GPUs × "
-                     f"{_money(pricing.per_gpu_hour)}/GPU-hour = {_money(cost)}/hour")
+                     f"{_money(pricing.price(pool))}/GPU-hour = {_money(cost)}/hour")
     if total > budget:
         report_violation(
             f"The GPU pools of `{args.name}` can cost up to {_money(total)}/hour ({'; '.join(parts)}), over the "
@@ -442,7 +450,12 @@ def _budget_properties(budget: str) -> dict[str, Any]:
     positive = {"type": "number", "exclusiveMinimum": 0}
     return {
         "maxHourlyBudget": {**positive, "description": budget},
-        "pricePerGpuHour": {**positive, "description": "The stack's gpuPool.pricePerGpuHour (generated)."},
+        "pricePerGpuHour": {**positive, "description": "The first GPU pool's pricePerGpuHour (generated)."},
+        "pricePerGpuHourByPool": {
+            "type": "object",
+            "additionalProperties": positive,
+            "description": "Each GPU pool's pricePerGpuHour by pool name (generated).",
+        },
         "gpusPerNode": {
             "type": "object",
             "additionalProperties": {"type": "integer", "minimum": 1},
@@ -642,6 +655,17 @@ def _held_replicas(deployment: PolicyResource, resources: Sequence[PolicyResourc
     return float(replicas) if isinstance(replicas, int | float) else 1.0  # Kubernetes' default
 
 
+def _placeholder_pool(res: PolicyResource, pools: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The GPU pool a placeholder Deployment holds GPUs on: the one whose labels its pods select (the first pool
+    when none matches, as for a stack from before there were several)."""
+    selector = (pod_spec(res.resource_type, res.props) or {}).get("nodeSelector") or {}
+    for pool in pools:
+        labels = pool.get("labels") or {}
+        if labels and all(selector.get(k) == v for k, v in labels.items()):
+            return pool
+    return pools[0]
+
+
 def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     pools = [pool for r in args.resources if r.resource_type == CLUSTER_TYPE for pool in gpu_pools(r.props)]
     if not pools:
@@ -650,14 +674,16 @@ def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolatio
     if priced is None:
         return
     pricing, budget = priced
-    pool = pools[0]
-    gpus_per_node = pricing.gpus(pool)
-    if gpus_per_node is None:
-        _unpriced(pool, report_violation)
-        return
-    per_gpu = pricing.per_gpu_hour
-    price = gpus_per_node * per_gpu  # one node-hour
-    floor = float(pool.get("minNodeCount") or 0) * price
+    floor, floors = 0.0, []
+    for pool in pools:
+        gpus_per_node = pricing.gpus(pool)
+        if gpus_per_node is None:
+            _unpriced(pool, report_violation)
+            return
+        price = gpus_per_node * pricing.price(pool)  # one node-hour
+        floor += float(pool.get("minNodeCount") or 0) * price
+        floors.append(f"`{pool.get('name')}` {_num(pool.get('minNodeCount'))} nodes × {_money(price)}")
+    held, total = [], floor
     for res in args.resources:
         if res.resource_type != DEPLOYMENT_TYPE or not _is_placeholder(res.props, res.resource_type):
             continue
@@ -665,22 +691,27 @@ def _headroom_budget(args: StackValidationArgs, report_violation: ReportViolatio
         gpus_per_pod = sum(float(_count(_gpu_quantity(c, "limits")) or 0) for c in containers(spec)
                            if isinstance(_count(_gpu_quantity(c, "limits")), float))
         gpus = _held_replicas(res, args.resources) * gpus_per_pod
+        per_gpu = pricing.price(_placeholder_pool(res, pools))
         cost = gpus * per_gpu
-        if floor + cost > budget:
+        total += cost
+        held.append((res, f"{_name(res.props, res.name)} holds up to {_num(gpus)} idle GPUs × "
+                          f"{_money(per_gpu)}/GPU-hour = {_money(cost)}/hour"))
+    if held and total > budget:
+        together = "" if len(held) == 1 else f" and the other pools' headroom ({_money(total - floor)}/hour in all)"
+        for res, line in held:
             report_violation(
-                f"Headroom {_name(res.props, res.name)} holds up to {_num(gpus)} idle GPUs × {_money(per_gpu)}/GPU-hour"
-                f" = {_money(cost)}/hour; on top of the pool's floor ({_num(pool.get('minNodeCount'))} nodes × "
-                f"{_money(price)} = {_money(floor)}/hour) that is {_money(floor + cost)}/hour, over the stack's budget "
-                f"of {_money(budget)}/hour (`maxHourlyBudget`). Lower gpuPool.headroom (or its schedules' "
-                "minReplicas), or raise the budget in policy/config/<stack>.json after agreeing the spend.",
+                f"Headroom {line}; on top of the GPU pools' floor ({'; '.join(floors)} = {_money(floor)}/hour)"
+                f"{together} that is {_money(total)}/hour, over the stack's budget of {_money(budget)}/hour "
+                "(`maxHourlyBudget`). Lower the pools' headroom (or its schedules' minReplicas), or raise the budget "
+                "in policy/config/<stack>.json after agreeing the spend.",
                 res.urn,
             )
 
 
 headroom_budget = StackValidationPolicy(
     name="gpu-headroom-hourly-budget",
-    description="The GPU pool's floor (minNodeCount × GPUs per node × pricePerGpuHour) plus the GPUs the headroom "
-    "placeholders hold at most (× pricePerGpuHour) stays within maxHourlyBudget.",
+    description="The GPU pools' floor (minNodeCount × GPUs per node × the pool's pricePerGpuHour, summed) plus the "
+    "GPUs every pool's headroom placeholders hold at most (× their pool's price) stays within maxHourlyBudget.",
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(
         properties=_budget_properties("Most the GPU pool's floor plus the idle headroom may cost per hour.")

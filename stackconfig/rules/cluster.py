@@ -68,18 +68,19 @@ def existing_cluster_problems(cfg: StackConfig) -> list[Problem]:
                            "the server version, e.g. v1.35.3"))
     elif not _version_tuple(c.version, "v"):
         out.append(Problem("cluster.version", c.version, "is not a Kubernetes version", "write it like v1.35.3"))
-    for field in _stated(cfg.gpu_pool, POOL_CREATING_FIELDS):
-        out.append(Problem(f"gpuPool.{to_camel(field)}", getattr(cfg.gpu_pool, field),
-                           "has no effect with cluster.existing: this stack creates no pool",
-                           f"remove gpuPool.{to_camel(field)}"))
-    for field in EXISTING_POOL_FIELDS:
-        if field not in cfg.gpu_pool.model_fields_set:
-            key = to_camel(field)
-            out.append(Problem(f"gpuPool.{key}", None,
-                               "must be stated with cluster.existing: the GPU pool is not created here, so this "
-                               "stack cannot know it",
-                               f"set gpuPool.{key} to the existing GPU pool's (`kubectl get nodes --show-labels` "
-                               "shows its labels; the Gcore portal its flavor, taints and node range)"))
+    for key, pool in zip(cfg.pool_keys, cfg.pools, strict=True):
+        for field in _stated(pool, POOL_CREATING_FIELDS):
+            out.append(Problem(f"{key}.{to_camel(field)}", getattr(pool, field),
+                               "has no effect with cluster.existing: this stack creates no pool",
+                               f"remove {key}.{to_camel(field)}"))
+        for field in EXISTING_POOL_FIELDS:
+            if field not in pool.model_fields_set:
+                name = f"{key}.{to_camel(field)}"
+                out.append(Problem(name, None,
+                                   "must be stated with cluster.existing: the GPU pool is not created here, so this "
+                                   "stack cannot know it",
+                                   f"set {name} to the existing GPU pool's (`kubectl get nodes --show-labels` "
+                                   "shows its labels; the Gcore portal its flavor, taints and node range)"))
     if cfg.system_pool.model_fields_set:
         out.append(Problem("systemPool", ", ".join(sorted(to_camel(f) for f in cfg.system_pool.model_fields_set)),
                            "has no effect with cluster.existing: this stack creates no node pools",
@@ -178,10 +179,42 @@ def autoscaler_problems(cfg: StackConfig) -> list[Problem]:
         ):
             out.append(Problem(where, value, "is a fraction of a node's requested resources, between 0 and 1",
                                "write 0.5 for 50 %"))
+        elif key == "expander":
+            out += expander_problems(where, value)
         elif key == "max-total-unready-percentage" and not (
             re.fullmatch(r"\d+(\.\d+)?", value) and float(value) <= 100
         ):
             out.append(Problem(where, value, "is a percentage between 0 and 100", "write 45 for 45 %"))
+    return out
+
+
+#: Expanders the managed Cluster Autoscaler can run for a Gcore cluster (kubernetes/autoscaler cluster-autoscaler/
+#: FAQ.md, "What are Expanders?"; several, comma-separated, from CA 1.23: each breaks the previous one's ties).
+EXPANDERS = ("random", "most-pods", "least-waste")
+#: Expanders Gcore's key accepts but that cannot work there, with why.
+EXPANDERS_REFUSED = {
+    "priority": "needs the ConfigMap cluster-autoscaler-priority-expander in the autoscaler pod's own namespace, with "
+                "regular expressions over node-group names; Gcore manages the autoscaler and documents neither that "
+                "namespace nor its node-group names, so the program cannot write it",
+    "price": "needs node prices from the cloud provider's autoscaler integration (cloudprovider.Pricing), which "
+             "Gcore does not document",
+    "grpc": "needs an expander service and the --grpc-expander-url and --grpc-expander-cert flags, which are not "
+            "among the keys Gcore accepts",
+}
+
+
+def expander_problems(where: str, value: str) -> list[Problem]:
+    """`cluster.autoscaler.expander`: it decides which pool grows only for a Pending pod that several pools could
+    take. The platform's workloads each select one pool, so for them there is never a choice (docs/gpu-pools.md)."""
+    out = []
+    for name in (part.strip() for part in value.split(",")):
+        if name in EXPANDERS_REFUSED:
+            out.append(Problem(where, value, f"uses the {name} expander, which cannot work here: "
+                               f"{EXPANDERS_REFUSED[name]}", f"use {', '.join(EXPANDERS)} (or a comma-separated "
+                               "chain of them), or drop the key (random)"))
+        elif name not in EXPANDERS:
+            out.append(Problem(where, value, f"names {name!r}, which is not a Cluster Autoscaler expander",
+                               f"use one of {', '.join(EXPANDERS)}"))
     return out
 
 
@@ -196,15 +229,17 @@ def provision_time_problems(cfg: StackConfig) -> list[Problem]:
     if key not in cfg.cluster.autoscaler:
         return []
     value = cfg.cluster.autoscaler[key]
-    minutes = cfg.gpu_pool.provision_minutes
+    pool_key, minutes = max(zip(cfg.pool_keys, (p.provision_minutes for p in cfg.pools), strict=True),
+                            key=lambda kv: kv[1])
     seconds = go_duration_seconds(value)
     if seconds is None:  # not a duration at all: _autoscaler_problems reports that
         return []
     if seconds < minutes * 60:
         return [Problem(f"cluster.autoscaler.{key}", value,
-                        f"is shorter than gpuPool.provisionMinutes ({minutes}): the autoscaler would give up on "
+                        f"is shorter than {pool_key}.provisionMinutes ({minutes}): the autoscaler would give up on "
                         "GPU nodes that are still provisioning",
-                        f"set it to at least '{minutes}m', or drop it (the default is gpuPool.provisionMinutes)")]
+                        f"set it to at least '{minutes}m', or drop it (the default is the longest provisionMinutes "
+                        "of the GPU pools)")]
     return []
 
 

@@ -1,8 +1,10 @@
-"""Rules across the workloads' keys: unique names, their own namespaces, and pods that fit the GPU pool."""
+"""Rules across the workloads' keys: unique names, their own namespaces, a pool of the stack, and pods that fit it."""
 
 from __future__ import annotations
 
-from stackconfig.errors import Problem
+import difflib
+
+from stackconfig.errors import UNSET, Problem
 from stackconfig.packing import pack
 from stackconfig.stack import StackConfig
 from stackconfig.workloads import WorkloadConfig
@@ -46,23 +48,51 @@ def namespace_problem(key: str, namespace: str) -> Problem | None:
     return None
 
 
-def fit_problems(key: str, w: WorkloadConfig, gpus_per_node: int, max_nodes: int) -> list[Problem]:
-    """Whether one workload fits a GPU pool at all; shared with stacks that deploy onto this platform."""
+def fit_problems(key: str, w: WorkloadConfig, gpus_per_node: int, max_nodes: int,
+                 pool_key: str | None = None) -> list[Problem]:
+    """Whether one workload fits a GPU pool at all; shared with stacks that deploy onto this platform.
+    `pool_key` names the pool (`gpuPools[1]`) on a stack with several."""
+    where = f" of {pool_key}" if pool_key else ""
     if w.gpus_per_pod > gpus_per_node:
         return [Problem(f"{key}.gpusPerPod", w.gpus_per_pod,
-                        f"exceeds the GPUs of one pool node ({gpus_per_node}); such a pod never schedules",
-                        f"use at most {gpus_per_node} GPUs per pod")]
+                        f"exceeds the GPUs of one pool node ({gpus_per_node}{f', {pool_key}' if pool_key else ''}); "
+                        "such a pod never schedules",
+                        f"use at most {gpus_per_node} GPUs per pod" + (", or choose a pool with larger nodes"
+                                                                        if pool_key else ""))]
     per_node = gpus_per_node // w.gpus_per_pod
     if w.max_replicas > per_node * max_nodes:
         return [Problem(f"{key}.maxReplicas", w.max_replicas,
-                        f"cannot fit: {max_nodes} node(s) hold {per_node} pod(s) of {w.gpus_per_pod} GPU(s) each; "
-                        "extra replicas stay Pending and stall the HPA",
-                        f"lower maxReplicas to {per_node * max_nodes} or raise gpuPool.maxNodes")]
+                        f"cannot fit: {max_nodes} node(s){where} hold {per_node} pod(s) of {w.gpus_per_pod} GPU(s) "
+                        "each; extra replicas stay Pending and stall the HPA",
+                        f"lower maxReplicas to {per_node * max_nodes} or raise {pool_key or 'gpuPool'}.maxNodes")]
+    return []
+
+
+def pool_choice_problems(cfg: StackConfig, key: str, w: WorkloadConfig) -> list[Problem]:
+    """The pool a workload names: one the stack has (or none when it has only one), and spot capacity only for
+    a workload that tolerates interruption."""
+    names = [p.name for p in cfg.pools]
+    choices = ", ".join(names)
+    if w.pool is None and len(names) > 1:
+        return [Problem(f"{key}.pool", UNSET, f"must be stated: the stack has {len(names)} GPU pools ({choices}), "
+                        "and a workload's pods run on one of them", f"set {key}.pool to one of: {choices}")]
+    pool = cfg.pool_of(w)
+    if pool is None:
+        guess = difflib.get_close_matches(str(w.pool), names, n=1)
+        hint = f"did you mean '{guess[0]}'? " if guess else ""
+        return [Problem(f"{key}.pool", w.pool, f"is not one of the stack's GPU pools ({choices})",
+                        f"{hint}use one of: {choices}, or add a pool of that name to gpuPools")]
+    if pool.spot and not w.interruptible:
+        on_demand = [p.name for p in cfg.pools if not p.spot]
+        other = f", or choose an on-demand pool ({', '.join(on_demand)})" if on_demand else ""
+        return [Problem(f"{key}.pool", pool.name,
+                        "is a spot pool: Gcore may reclaim its nodes (24 hours' notice), and the workload does not say "
+                        "it tolerates losing its pods",
+                        f"set {key}.interruptible: true if it does (batch work, requests that are retried){other}")]
     return []
 
 
 def workload_problems(cfg: StackConfig) -> list[Problem]:
-    gpus_per_node = cfg.gpu_pool.gpus
     out: list[Problem] = []
     seen: dict[str, int] = {}
     for i, w in enumerate(cfg.workloads):
@@ -78,8 +108,11 @@ def workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.minReplicas", w.min_replicas,
                                f"is greater than maxReplicas ({w.max_replicas})",
                                "lower minReplicas or raise maxReplicas"))
-        if gpus_per_node:
-            out += fit_problems(key, w, gpus_per_node, cfg.gpu_pool.max_nodes)
+        out += pool_choice_problems(cfg, key, w)
+        pool = cfg.pool_of(w)
+        if pool is not None and pool.gpus:
+            out += fit_problems(key, w, pool.gpus, pool.max_nodes,
+                                cfg.pool_key(pool) if len(cfg.pools) > 1 else None)
         if w.min_replicas == 0 and w.wake_trigger is None:
             out.append(Problem(f"{key}.minReplicas", 0,
                                "scales to zero, but GPU utilisation cannot wake a workload with no pods",
@@ -93,20 +126,26 @@ def workload_problems(cfg: StackConfig) -> list[Problem]:
 
 
 def packing_problems(cfg: StackConfig) -> list[Problem]:
-    """All workloads at their peak, pod by pod, onto maxNodes nodes (first-fit decreasing, stackconfig/packing.py).
+    """All workloads of each pool at their peak, pod by pod, onto its maxNodes nodes (first-fit decreasing,
+    stackconfig/packing.py).
 
-    Runs only when each workload fits the pool on its own (else fit_problems already named the workload).
+    Runs for a pool only when each of its workloads fits it on its own (else fit_problems already named it).
     """
-    gpus, nodes = cfg.gpu_pool.gpus, cfg.gpu_pool.max_nodes
-    if not gpus or not cfg.workloads or any(fit_problems("", w, gpus, nodes) for w in cfg.workloads):
-        return []
-    pods = [w.gpus_per_pod for w in cfg.workloads for _ in range(w.max_replicas)]
-    if pack(pods, gpus, nodes) is not None:
-        return []
-    total = sum(pods)
-    peak = " + ".join(f"{w.max_replicas}×{w.gpus_per_pod} GPU ({w.name})" for w in cfg.workloads)
-    return [Problem("workloads[*].maxReplicas", total,
-                    f"GPUs at maxReplicas ({peak}) cannot be placed on {nodes} node(s) of {gpus} GPUs (capacity of "
-                    f"{cfg.max_gpus}): pods are not split across nodes, and first-fit decreasing leaves pods over; "
-                    "they would stay Pending and stall the HPA",
-                    "lower maxReplicas or gpusPerPod, or raise gpuPool.maxNodes")]
+    out: list[Problem] = []
+    for key, pool in zip(cfg.pool_keys, cfg.pools, strict=True):
+        gpus, nodes = pool.gpus, pool.max_nodes
+        workloads = cfg.workloads_on(pool)
+        if not gpus or not workloads or any(fit_problems("", w, gpus, nodes) for w in workloads):
+            continue
+        pods = [w.gpus_per_pod for w in workloads for _ in range(w.max_replicas)]
+        if pack(pods, gpus, nodes) is not None:
+            continue
+        total = sum(pods)
+        peak = " + ".join(f"{w.max_replicas}×{w.gpus_per_pod} GPU ({w.name})" for w in workloads)
+        where = f" of {key}" if len(cfg.pools) > 1 else ""
+        out.append(Problem("workloads[*].maxReplicas", total,
+                           f"GPUs at maxReplicas ({peak}) cannot be placed on {nodes} node(s){where} of {gpus} GPUs "
+                           f"(capacity of {nodes * gpus}): pods are not split across nodes, and first-fit decreasing "
+                           "leaves pods over; they would stay Pending and stall the HPA",
+                           f"lower maxReplicas or gpusPerPod, or raise {key}.maxNodes"))
+    return out
