@@ -29,7 +29,7 @@ from stackconfig import ConfigError, StackConfig, check_stack
 from stackconfig.flavors import GPU_FLAVORS
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The policies that price the GPU pool (policy/gpu_policies/policies.py).
+#: The policies that price the GPU pool (policy/gpu_policies/budget.py).
 BUDGET_POLICIES = ("gpu-pool-hourly-budget", "gpu-headroom-hourly-budget")
 FACTS = ("pricePerGpuHour", "pricePerGpuHourByPool", "gpusPerNode")
 #: Retired: a node price kept by hand beside the stack's price per GPU.
