@@ -35,6 +35,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "policy": {"stacknames", "podspec"},
     # The program on the real engine (Automation API): it reads stacks as config does, never wires components.
     "realengine": {"stackconfig", "stacknames", "offline", "pulumi"},
+    # A real Prometheus on loopback and the scrape path as prometheus-operator builds it (tests/ and e2e/ share it).
+    "localprom": {"renderers"},
     # The end-to-end tests (scripts/e2e.sh): the real engine on the local control plane, reading names as config does.
     "e2e": {"realengine", "stackconfig", "stacknames", "pulumi"},
 }
