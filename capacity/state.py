@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
+from capacity.metric_path import QueryWindow
 from capacity.settings import SimSettings
 from stacknames import WORKLOAD_PRIORITY
 
@@ -60,9 +60,9 @@ class ClusterState:
         self.sched_dirty = True
         self.next_event = math.inf
         self.ready_pods = 0
-        #: The metric path: what dcgm-exporter last exported, and the scrapes the query's window averages.
-        self.exported = 0.0
-        self.window: deque[float] = deque(maxlen=max(1, s.query_window // s.scrape_interval))
+        #: The metric path: what dcgm-exporter last exported per pod, and the series the query reads
+        #: (capacity/metric_path.py).
+        self.window = QueryWindow(s.query_window)
         #: The node group's failures (a node given up), which the autoscaler backs off from.
         self.last_failure = -math.inf
         self.backoff_until = -math.inf

@@ -161,11 +161,29 @@ def test_placeholders_below_the_expendable_cutoff_trigger_no_scale_up() -> None:
 def test_a_cron_window_holds_its_minimum_replicas_inside_the_window_only() -> None:
     window = CronWindow("0 8 * * *", "0 18 * * *", "Europe/Luxembourg", 10)
     start = datetime(2026, 1, 5, tzinfo=UTC)  # Luxembourg is UTC+1 in January
-    r = simulate(base(replica_windows=(window,), start=start), steps((24 * 60, 0.5)), plot=True)
+    # 0.3 GPUs: one replica at 30 %, far enough under the target that the way down to one replica does not flap
+    # (next test).
+    r = simulate(base(replica_windows=(window,), start=start), steps((24 * 60, 0.3)), plot=True)
     assert series_at(r, "desired", 6.5 * 3600) == 1
     assert series_at(r, "desired", 7.5 * 3600) == 10  # 08:30 local
     assert series_at(r, "desired", 16.5 * 3600) == 10  # 17:30 local
     assert series_at(r, "desired", 18.5 * 3600) == 1
+
+
+def test_a_removed_pods_series_counts_for_a_window_so_the_way_down_near_the_target_flaps() -> None:
+    """The query sums each series' own average (capacity/metric_path.py), and a removed pod's series keeps its
+    average until its samples leave the 1-minute window. 0.5 GPUs on 2 replicas read 25 + 25; one is removed and
+    the other climbs to 50 while the removed one still reads 25: three scrapes later the one left averages
+    (25 + 3 x 50) / 4 = 43.75, the removed one 25, the sum 68.75 > 60 x 1.1, and the HPA adds the replica back.
+    Averaging the per-scrape totals instead (the model before the end-to-end calibration) never sees more than
+    50: no flap."""
+    window = CronWindow("0 8 * * *", "0 18 * * *", "Europe/Luxembourg", 10)
+    start = datetime(2026, 1, 5, tzinfo=UTC)
+    r = simulate(base(replica_windows=(window,), start=start), steps((24 * 60, 0.5)), plot=True)
+    after = [d for t, d in zip(r["series"]["t"], r["series"]["desired"], strict=True) if 18 * 3600 < t < 20 * 3600]
+    assert min(after) == 1 and max(after) == 2, "the way down from the window's 10 replicas flaps between 1 and 2"
+    flips = sum(1 for a, b in zip(after, after[1:], strict=False) if a < 1.5 <= b)
+    assert flips >= 5, f"{flips} returns to 2 replicas in two hours"
 
 
 def test_keda_scales_to_zero_after_the_cooldown_and_wakes_on_demand() -> None:
