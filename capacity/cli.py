@@ -64,15 +64,21 @@ def _output_problem(option: str, path: Path) -> Problem | None:
     return None
 
 
+def trace_option_problems(days: float | None, per_gpu: float | None) -> list[Problem]:
+    """`--days` and `--per-gpu`, as the what-if and the tuner take them."""
+    problems = []
+    if days is not None and not (math.isfinite(days) and days > 0):
+        problems.append(Problem("--days", days, "is not a positive number of days",
+                                "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))
+    if per_gpu is not None and not (math.isfinite(per_gpu) and per_gpu > 0):
+        problems.append(Problem("--per-gpu", per_gpu, "is not a positive number",
+                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    return problems
+
+
 def check_args(args: argparse.Namespace) -> None:
     """Every problem of the command line at once (UsageError), before the stack is read or the trace replayed."""
-    problems: list[Problem | None] = []
-    if args.days is not None and not (math.isfinite(args.days) and args.days > 0):
-        problems.append(Problem("--days", args.days, "is not a positive number of days",
-                                "give --days > 0 (e.g. --days 2), or leave it out to replay the whole trace"))
-    if args.per_gpu is not None and not (math.isfinite(args.per_gpu) and args.per_gpu > 0):
-        problems.append(Problem("--per-gpu", args.per_gpu, "is not a positive number",
-                                "give what one GPU serves per minute at 100 % utilisation, e.g. --per-gpu 1200"))
+    problems: list[Problem | None] = [*trace_option_problems(args.days, args.per_gpu)]
     if args.json is not None and str(args.json) != "-":
         problems.append(_output_problem("--json", args.json))
     if args.plot is not None:
@@ -100,7 +106,9 @@ def _plot_format_problem(path: Path) -> Problem | None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m capacity", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m capacity", description=__doc__.splitlines()[0],
+                                epilog="python -m capacity tune <stack> --help: the cheapest settings that meet a "
+                                       "service level on the trace")
     p.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml from the repository root")
     p.add_argument("--trace", help="demand CSV (default: the stack's whatIf.trace)")
     p.add_argument("--workload", help="workload to drive (default: whatIf.workload, else the first)")
@@ -118,6 +126,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def trace_source(trace: str | None, column: str | None, per_gpu: float | None, whatif: WhatIfConfig,
+                 root: Path) -> tuple[str, float, Path]:
+    """The demand column, the per-GPU rate and the trace file: the command line's, else the stack's `whatIf`."""
+    column = column or whatif.column
+    per_gpu = per_gpu if per_gpu is not None else whatif.per_gpu
+    if trace is None or per_gpu is None:
+        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
+        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
+                                  "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
+    if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
+        raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
+                                   "set what one GPU serves per minute at 100 % utilisation, e.g. perGpu: 1200")])
+    path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else root / trace
+    if not path.exists() and not Path(trace).is_absolute():
+        raise TraceError(f"no trace file {trace!r}: looked in the current directory ({Path.cwd()}) and in the "
+                         f"repository root ({root}). Fix: give the path of an existing CSV file")
+    return column, per_gpu, path
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Load and validate the stack (with `--set`), run the trace, return the result (JSON-ready)."""
     check_args(args)
@@ -128,19 +155,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if trace is None and args.if_configured:
         print(f"{args.stack}: no whatIf.trace in the stack, nothing to replay", file=sys.stderr)
         return {}
-    column = args.column or whatif.column
-    per_gpu = args.per_gpu if args.per_gpu is not None else whatif.per_gpu
-    if trace is None or per_gpu is None:
-        option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
-        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
-                                  "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
-    if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
-        raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
-                                   "set what one GPU serves per minute at 100 % utilisation, e.g. perGpu: 1200")])
-    path = Path(trace) if Path(trace).is_absolute() or Path(trace).exists() else args.root / trace
-    if not path.exists() and not Path(trace).is_absolute():
-        raise TraceError(f"no trace file {trace!r}: looked in the current directory ({Path.cwd()}) and in the "
-                         f"repository root ({args.root}). Fix: give the path of an existing CSV file")
+    column, per_gpu, path = trace_source(trace, args.column, args.per_gpu, whatif, args.root)
     settings = stackfile.settings_from_config(cfg, workload, whatif)
     start = trace_start(path)
     if start is not None:
@@ -196,6 +211,11 @@ def summary(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tune"]:
+        from capacity.tune_cli import main as tune_main
+
+        return tune_main(argv[1:])
     args = parse_args(argv)
     try:
         result = run(args)

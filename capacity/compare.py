@@ -2,6 +2,9 @@
 
     python -m capacity.compare OUT.md DIR STACK...    # reads DIR/<stack>.base.json and DIR/<stack>.head.json
 
+With DIR/<stack>.tune.json (`python -m capacity tune --json` of the head) the table gets one more line when the
+head's settings are dominated: the tuner found a setting that is both cheaper and leaves less demand unserved.
+
 A missing base (the base branch has no what-if for that stack yet) or head (the head removed it) is
 said so in the table instead of failing. The JSON may come from a fork's code (the offline review), so
 only numbers are read from it: every cell is rendered from `float(...)`, never from a string in the file.
@@ -49,7 +52,21 @@ def _change(base: float, head: float, fmt: Callable[[float], str]) -> str:
     return f"{sign}{fmt(abs(delta))}{pct}"
 
 
-def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | None) -> str:
+def dominated_line(stack: str, tune: dict[str, Any] | None) -> list[str]:
+    """One line when the tuner found a setting cheaper than the head's that also serves more (numbers only)."""
+    if tune is None or not isinstance(tune.get("current"), dict) or not tune["current"].get("dominatedBy"):
+        return []
+    cur = tune["current"]
+    saving = _num(cur, "dominatedBy.savingPerMonth")
+    less = _num(cur, "dominatedBy.gpuHoursUnservedLess")
+    return ["", f"**Dominated:** `python -m capacity tune {stack}` found settings that cost {saving:,.0f} USD/month "
+                f"less than the pull request's and leave {less:,.2f} GPU-hours less demand unserved (same trace, "
+                f"{_num(cur, 'dominatedBy.costPerMonth'):,.0f} against "
+                f"{_num(cur, 'dominatedBy.costPerMonth') + saving:,.0f} USD/month); run it to see them."]
+
+
+def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | None,
+                tune: dict[str, Any] | None = None) -> str:
     """Markdown for one stack; `stack` comes from the workflow, the numbers from the results."""
     title = f"#### What-if `{stack}`"
     if head is None:
@@ -63,6 +80,7 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
         lines += ["| | pull request |", "|---|---:|"]
         lines += [f"| {label} | {fmt(_num(head, path))} |" for label, path, fmt, _ in ROWS]
         lines += ["", "The base branch has no what-if for this stack: no comparison."]
+        lines += dominated_line(stack, tune)
         return "\n".join(lines) + "\n"
     lines += ["| | base | pull request | change |", "|---|---:|---:|---:|"]
     for label, path, fmt, _ in ROWS:
@@ -72,6 +90,7 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
     lines += ["", f"Yardsticks for the pull request: oracle (nodes exactly when needed) {oracle:,.0f} USD/month, "
                   f"static pool at maxNodes {static:,.0f} USD/month. Price: "
                   f"{_num(head, 'settings.pricePerGpuHour'):g} USD per GPU-hour (estimate)."]
+    lines += dominated_line(stack, tune)
     return "\n".join(lines) + "\n"
 
 
@@ -83,7 +102,7 @@ def comment(directory: Path, stacks: Sequence[str]) -> str:
     parts = [MARKER, "### What-if: real demand through base and pull-request settings", ""]
     for stack in stacks:
         parts.append(stack_table(stack, _load(directory / f"{stack}.base.json"),
-                                 _load(directory / f"{stack}.head.json")))
+                                 _load(directory / f"{stack}.head.json"), _load(directory / f"{stack}.tune.json")))
     return "\n".join(parts)
 
 

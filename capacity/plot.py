@@ -43,3 +43,50 @@ def plot(series: dict[str, list[float]], result: dict[str, Any], out: Path) -> N
     fig.tight_layout()
     fig.savefig(out, dpi=90)
     plt.close(fig)
+
+
+def tradeoff(outcome: Any, out: Path) -> None:
+    """`python -m capacity tune --plot`: cost per month against unserved demand for every setting simulated on
+    the tuning part, the trade-off front, the level, and the current, recommended, oracle and static points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = outcome.result
+    level = r["serviceLevel"]
+    demand = r["current"]["gpuHoursDemand"]
+
+    def pct(entry: dict[str, Any]) -> float:
+        return 100 * entry["gpuHoursUnserved"] / demand if demand else 0.0
+
+    fig, ax = plt.subplots(figsize=(10, 6))
+    groups = (
+        ([p for p in outcome.points if not p.met_trace], 10, "0.7", "misses the level"),
+        ([p for p in outcome.points if p.met_trace and not p.met], 12, "tab:olive",
+         "meets it on the trace, not (or not checked) on every reordering"),
+        ([p for p in outcome.points if p.met], 16, "tab:green", "meets it on every reordering too"),
+    )
+    for points, size, color, label in groups:
+        ax.scatter([p.unserved_pct for p in points], [p.cost for p in points], s=size, color=color,
+                   label=f"simulated, {label} ({len(points)})")
+    front = sorted(outcome.front, key=lambda p: p.unserved_pct)
+    ax.step([p.unserved_pct for p in front], [p.cost for p in front], where="post", color="tab:green", lw=1,
+            label="trade-off front (nothing both cheaper and serving more)")
+    marks = (("current", "tab:red", "o"), ("recommended", "tab:blue", "*"), ("oracle", "black", "x"),
+             ("static", "tab:purple", "s"))
+    for name, color, marker in marks:
+        entry = r[name]
+        ax.scatter([pct(entry)], [entry["costPerMonth"]], s=160 if marker == "*" else 70, color=color,
+                   marker=marker, zorder=5, label=f"{name}: {entry['costPerMonth']:,.0f} USD/month")
+    ax.axvline(level["maxUnservedPercent"], color="tab:blue", ls="--", lw=0.8,
+               label=f"level: ≤ {level['maxUnservedPercent']:g} % unserved")
+    ax.set_xlabel("unserved demand on the tuning part (% of the demand)")
+    ax.set_ylabel("cost per month (USD)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title(f"{r['stack']} / {r['workload']}: settings simulated by python -m capacity tune "
+                 f"(p95 time to capacity ≤ {level['p95TimeToCapacityMinutes']:g} min to meet the level)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)

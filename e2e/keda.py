@@ -11,6 +11,9 @@ templates/metrics-server/deployment.yaml), with three differences a local proces
   namespace the tests run in (scripts/lib-netns.sh), and the adapter listens on the Service's port there;
 - the adapter dials the operator's gRPC metrics service on 127.0.0.1, with the certificate's in-cluster name as
   authority.
+And they live as long as the chart's operator Deployment does: when a destroy (or an upgrade that removes it)
+deletes it, they stop, as its pods would, so a destroy that deletes ScaledObjects after KEDA hangs here as it
+would on a real cluster (their finalizer needs a running operator).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +40,8 @@ class LocalKeda:
     kube: Kube
     workdir: Path
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _stopped: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def certs(self) -> Path:
@@ -107,13 +113,24 @@ class LocalKeda:
             return any(c["type"] == "Available" and c["status"] == "True" for c in status.get("conditions", []))
 
         wait_for(f"{APISERVICE} to be Available (logs: {self.workdir})", available, timeout=90)
+        threading.Thread(target=self._follow_the_deployment, daemon=True).start()
+
+    def _follow_the_deployment(self) -> None:
+        while not self._stopped.wait(1.0):
+            probe = self.kube.run("get", "deployment", OPERATOR, "-n", KEDA_NAMESPACE, "--ignore-not-found", "-o",
+                                  "name", check=False)
+            if probe.returncode == 0 and not probe.stdout.strip():
+                self.stop()
+                return
 
     def stop(self) -> None:
-        for proc in self.procs:
-            proc.terminate()
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        self.procs.clear()
+        self._stopped.set()
+        with self._lock:
+            for proc in self.procs:
+                proc.terminate()
+            for proc in self.procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            self.procs.clear()

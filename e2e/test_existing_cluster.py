@@ -7,7 +7,6 @@ secret `secrets:kubeconfig` and the GPU pool stated in full; nothing of Gcore is
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,6 @@ def portal(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer) -> Iterator[t
 
         def out(line: str) -> None:
             lines.append(line)
-            sys.stdout.write(line)
 
         with timer.phase("up (existing cluster)"):
             assert ls.up(on_output=out).summary.result == "succeeded"

@@ -59,7 +59,7 @@ def dev(tc: Toolchain, kube: Kube, workdir: Path, mirror: Path, timer: Timer) ->
     would on a real cluster: ScaledObjects get their HPA and finalizer, the metrics APIService is available."""
     with platform(STACK, tc, kube, workdir / "dev", mirror=mirror) as ls:
         with timer.phase("up"):
-            result = ls.up(on_output=sys.stdout.write)
+            result = ls.up()
         assert result.summary.result == "succeeded"
         keda = LocalKeda(kube, workdir / "keda")
         with timer.phase("KEDA started"):
@@ -229,7 +229,7 @@ def test_a_consumer_stack_reads_the_outputs_through_a_stack_reference(dev: Local
 
     with consumer(tc, dev, workdir / "consumer") as stack:
         with timer.phase("consumer up"):
-            stack.up(on_output=sys.stdout.write)
+            stack.up()
         outputs = stack.outputs()
         assert not outputs["platformStack"].secret
         deployed = json.loads(json.dumps(outputs["workload"].value))

@@ -145,7 +145,16 @@ def _struct(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True) if message is not None else {}
 
 
-def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, ReferencedStack] | None = None) -> Any:
+#: What a provider answers for a value it will only know after the update (pulumi/pulumi sdk/go/common/resource/
+#: plugin/rpc.go UnknownStringValue); the SDK turns it into an unknown Output during a preview.
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+#: What the Gcore provider computes for a new cluster: unknown until it exists.
+CLUSTER_COMPUTED = ("k8sv2Id", "status", "isPublic", "createdAt", "creatorTaskId", "taskId", "securityGroupId",
+                    "podsIpPool", "servicesIpPool")
+
+
+def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, ReferencedStack] | None = None,
+                       preview: bool = False) -> Any:
     import pulumi
     from pulumi.runtime.mocks import MockMonitor
 
@@ -168,6 +177,11 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                     "outputs": dict(ref.outputs),
                     "secretOutputNames": sorted(ref.secret_outputs),
                 }
+            if preview and args.typ != "pulumi:index:Stash":
+                # A preview of a new stack: ids and computed values are unknown (the engine's preview of a create);
+                # the inputs come back as the provider plans them.
+                computed = CLUSTER_COMPUTED if args.typ == names.CLUSTER_TYPE else ()
+                return None, {**state, **dict.fromkeys(computed, UNKNOWN)}  # type: ignore[return-value]
             if args.typ == names.CLUSTER_TYPE:
                 return state.get("name", args.name), {**state, "status": "Provisioned", "isPublic": False}
             if args.typ == names.RELEASE_TYPE:
@@ -310,8 +324,10 @@ def record_stack(
     into: Recording | None = None,
     secrets: Mapping[str, str] | None = None,
     stack_references: Mapping[str, ReferencedStack] | None = None,
+    preview: bool = False,
 ) -> Recording:
     """Evaluate `__main__.py` for `stack`; `overrides` replace whole project keys (None deletes one).
+    `preview` evaluates it as `pulumi preview` of a new stack does: ids and computed outputs unknown.
 
     `into` receives the registrations even when the program raises (to prove nothing was half-created).
     `secrets` is secret config (`{"secrets:hfToken": "..."}`, as `pulumi config set --secret` would give);
@@ -323,7 +339,7 @@ def record_stack(
     if stack_references is None:
         stack_references = placeholder_references(stack, overrides) if project_dir == ROOT else {}
     return record_program(project_dir, stack, overrides, into=into, secrets=secrets,
-                          stack_references=stack_references)
+                          stack_references=stack_references, preview=preview)
 
 
 def record_program(
@@ -335,6 +351,7 @@ def record_program(
     into: Recording | None = None,
     secrets: Mapping[str, str] | None = None,
     plain: Mapping[str, str] | None = None,
+    preview: bool = False,
 ) -> Recording:
     """Evaluate the Pulumi project in `project_dir` (its `Pulumi.yaml`, `Pulumi.<stack>.yaml`, `__main__.py`).
 
@@ -363,8 +380,8 @@ def record_program(
     config.update(plain or {})
 
     recording = into if into is not None else Recording(stack)
-    mocks, monitor = _mocks_and_monitor(recording, stack_references)
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    mocks, monitor = _mocks_and_monitor(recording, stack_references, preview)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     pulumi.runtime.set_all_config(config, secret_keys)
     root = get_root_resource()
     assert isinstance(root, pulumi.runtime.stack.Stack), root

@@ -66,9 +66,13 @@ def generate_sdk(tc: Toolchain, schema_path: Path, out: Path) -> None:
                    capture_output=True, text=True)
 
 
+#: What installing the SDK leaves in its directory (the generated .gitignore lists them): not part of it.
+BUILD_LEFTOVERS = ["build", "dist", "__pycache__", ".mypy_cache", "pulumi_gcore.egg-info"]
+
+
 def differences(a: Path, b: Path) -> list[str]:
-    """Files that differ between two trees (relative paths), both ways."""
-    cmp = filecmp.dircmp(a, b)
+    """Files that differ between two trees (relative paths), both ways, build leftovers aside."""
+    cmp = filecmp.dircmp(a, b, ignore=BUILD_LEFTOVERS)
     out = [*cmp.left_only, *cmp.right_only, *cmp.diff_files, *cmp.funny_files]
     for sub in cmp.subdirs:
         out += [f"{sub}/{name}" for name in differences(a / sub, b / sub)]

@@ -2,7 +2,7 @@
 # The end-to-end tests on the real engine and a local control plane (e2e/), in a network namespace with only
 # loopback (scripts/lib-netns.sh): nothing they start can reach a network.
 #
-#   bash scripts/e2e.sh               # lifecycle: up, second up, changes, consumer, destroy; existing clusters;
+#   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, consumer, destroy; existing clusters;
 #                                     # bad input against the real server
 #   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
 #   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
@@ -18,7 +18,7 @@ suite="lifecycle"
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then suite="$1"; shift; fi
 [ "${1:-}" = "--" ] && shift
 case "$suite" in
-  lifecycle) files=(e2e/test_lifecycle.py e2e/test_existing_cluster.py e2e/test_bad_input.py) ;;
+  lifecycle) files=(e2e/test_preview.py e2e/test_lifecycle.py e2e/test_existing_cluster.py e2e/test_prod.py e2e/test_bad_input.py) ;;
   autoscaling) files=(e2e/test_autoscaling.py) ;;
   *) echo "e2e: unknown suite '$suite' (lifecycle or autoscaling)" >&2; exit 2 ;;
 esac

@@ -137,6 +137,24 @@ def test_preview_runs_for_both_stacks_with_diff_comment_and_policy_pack() -> Non
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
 
 
+def test_every_pull_request_gets_the_real_engines_preview_against_its_base() -> None:
+    """The comment is the real engine's output (scripts/preview.sh --base), for forks too (no secrets needed);
+    the toolchain comes from a cache keyed by its pins, and the same guard reads the real engine's JSON."""
+    job = load("preview.yml")["jobs"]["local-preview"]
+    assert "if" not in job  # every pull request, forks and Dependabot included
+    assert job["strategy"]["matrix"]["stack"] == STACKS
+    run = "\n".join(st.get("run", "") for st in steps(job))
+    assert 'bash scripts/preview.sh "$STACK" --base "origin/$BASE_REF" --json preview.json > preview.txt' in run
+    assert "python -m delivery.guard preview preview.json" in run
+    assert "bash scripts/toolchain.sh" in run
+    (cache,) = uses(job, "actions/cache")
+    assert "toolchain/**" in cache["with"]["key"] and "~/.cache/gpu-autoscaling-toolchain" in cache["with"]["path"]
+    (post,) = uses(job, "actions/github-script")
+    assert "fs.readFileSync('preview.txt'" in post["with"]["script"]
+    assert "head.repo.full_name == github.repository" in post["if"]  # a fork's token cannot comment
+    assert job["timeout-minutes"] >= 60  # a cold toolchain build on a cache miss takes about 25 minutes
+
+
 def test_preview_guard_reads_the_json_preview_and_the_pull_request_labels() -> None:
     job = load("preview.yml")["jobs"]["preview"]
     all_steps = steps(job)
@@ -418,6 +436,13 @@ def test_what_if_runs_for_base_and_head_and_posts_its_own_comment() -> None:
     assert 'python -m capacity "$stack" --if-configured --json "plan/$stack.whatif.json"' in head_run
     review = (GITHUB / "scripts" / "offline-plan-review.sh").read_text()
     assert 'python -m capacity.compare "$out_dir/what-if.md" "$base_dir/what-if" "$@"' in review
+    # The tuner on the head, for the "dominated" line: a level the stack cannot meet (exit 2) leaves it out,
+    # a crash (exit 1) fails the step.
+    script = (GITHUB / "scripts" / "what-if.sh").read_text()
+    tune = 'python -m capacity tune "$stack" --if-configured --quiet --json'
+    assert f'{tune} "$out/$stack.tune.json"' in script and "|| [ $? -eq 2 ]" in script
+    assert f'{tune} "plan/$stack.tune.json"' in head_run and "|| [ $? -eq 2 ]" in head_run
+    assert 'cp "$head_dir/$stack.tune.json" "$base_dir/what-if/$stack.tune.json"' in review
 
 
 def _repo_copy(dest: Path) -> None:
@@ -468,6 +493,9 @@ def test_what_if_script_shows_a_min_nodes_change_with_the_right_sign(tmp_path: P
     assert head["costPerMonth"] > base["costPerMonth"]
     assert comment.startswith("<!-- what-if -->")
     assert not (repo / "out" / "base-src").exists()
+    # On its first day prod's trace peaks above what maxNodes 4 can serve: the tuner refuses the level (exit 2),
+    # which leaves the dominated line out and the comment whole.
+    assert not (repo / "out" / "prod.tune.json").exists() and "cannot be met" in result.stderr
 
 
 @pytest.mark.subprocess

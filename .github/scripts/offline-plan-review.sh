@@ -81,6 +81,9 @@ if [ -f capacity/compare.py ]; then
     if [ -f "$head_dir/$stack.whatif.json" ]; then
       cp "$head_dir/$stack.whatif.json" "$base_dir/what-if/$stack.head.json"
     fi
+    if [ -f "$head_dir/$stack.tune.json" ]; then
+      cp "$head_dir/$stack.tune.json" "$base_dir/what-if/$stack.tune.json"
+    fi
   done
   python -m capacity.compare "$out_dir/what-if.md" "$base_dir/what-if" "$@"
   { echo; cat "$out_dir/what-if.md"; } >> "$out_dir/comment.md"

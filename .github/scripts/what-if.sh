@@ -5,7 +5,9 @@
 # replays each stack with ITS code and ITS stack file, the head with the pull request's. A stack without a
 # whatIf section, or a base without the what-if tool, has no result on that side and the table says so.
 # Writes <out-dir>/<stack>.{base,head}.json and <out-dir>/comment.md (python -m capacity.compare).
-# WHAT_IF_ARGS adds options to both runs (e.g. "--days 2" for a quick look).
+# The head is also tuned (python -m capacity tune, <out-dir>/<stack>.tune.json): the comment says when another
+# setting is both cheaper and serves more. A level the stack cannot meet (exit 2) only leaves that line out.
+# WHAT_IF_ARGS adds options to every run (e.g. "--days 2" for a quick look).
 set -euo pipefail
 base_sha=$1
 out=$(realpath -m "$2")
@@ -24,6 +26,9 @@ git worktree add --detach "$src" "$base_sha" > /dev/null
 for stack in "$@"; do
   # shellcheck disable=SC2086 # WHAT_IF_ARGS is a list of options
   python -m capacity "$stack" --if-configured --json "$out/$stack.head.json" ${WHAT_IF_ARGS:-}
+  # shellcheck disable=SC2086
+  python -m capacity tune "$stack" --if-configured --quiet --json "$out/$stack.tune.json" ${WHAT_IF_ARGS:-} \
+    > /dev/null || [ $? -eq 2 ]
   if [ -f "$src/capacity/__main__.py" ]; then
     # shellcheck disable=SC2086
     (cd "$src" && python -m capacity "$stack" --if-configured --json "$out/$stack.base.json" ${WHAT_IF_ARGS:-})
