@@ -16,6 +16,7 @@ one window (a pod replaced on the same GPU), and then it takes the larger instea
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping
 
@@ -28,41 +29,64 @@ class QueryWindow:
         self.series: dict[Hashable, deque[tuple[float, float]]] = {}
         #: What the exporter served at its last refresh: holder -> value (a scrape copies it).
         self.exported: dict[Hashable, float] = {}
+        # The query's last answer until a scrape or an expiry changes it (the simulator asks at every HPA sync
+        # of a 14-day trace), and the oldest sample, so that nothing is scanned before one expires.
+        self._oldest = math.inf
+        self._value: float | None = None
+        self._fresh = False
 
     def export(self, values: Mapping[Hashable, float]) -> None:
         self.exported = dict(values)
 
     def scrape(self, t: float) -> None:
         for key, value in self.exported.items():
-            self.series.setdefault(key, deque()).append((t, value))
+            samples = self.series.get(key)
+            if samples is None:
+                samples = self.series[key] = deque()
+                self._oldest = min(self._oldest, t)
+            samples.append((t, value))
+        self._fresh = False
         self._prune(t)
 
     def _prune(self, t: float) -> None:
         # Prometheus 2.x selects [t - window, t]; scrape times carry milliseconds of jitter, so a sample exactly
         # one window old is as good as never in a real range; (t - window, t] keeps four 15 s scrapes in 1 min.
+        edge = t - self.window
+        if self._oldest > edge:
+            return
+        oldest = math.inf
         for key in list(self.series):
             samples = self.series[key]
-            while samples and samples[0][0] <= t - self.window:
+            while samples and samples[0][0] <= edge:
                 samples.popleft()
             if not samples:
                 del self.series[key]
+            else:
+                oldest = min(oldest, samples[0][0])
+        self._oldest = oldest
+        self._fresh = False
 
     def value(self, t: float) -> float | None:
         """The query at `t`: the sum of the series' averages, None when no series has a sample (an empty
         result: KEDA's scaler error, its fallback)."""
         self._prune(t)
-        if not self.series:
-            return None
-        return sum(sum(v for _, v in s) / len(s) for s in self.series.values())
+        if not self._fresh:
+            # Summed afresh as Prometheus does (a running sum drifts, and ceil(total / threshold) is exact).
+            self._value = (sum(sum(v for _, v in s) / len(s) for s in self.series.values())
+                           if self.series else None)
+            self._fresh = True
+        return self._value
 
     def reset(self, values: Mapping[Hashable, float], times: Iterable[float]) -> None:
         """Series that read `values` at each of `times` (a steady state), and the exporter serving the same."""
         stamps = sorted(times)
-        self.series = {key: deque((ts, v) for ts in stamps) for key, v in values.items()}
-        self.exported = dict(values)
+        self.seed({key: [(ts, v) for ts in stamps] for key, v in values.items()}, values)
 
     def seed(self, series: Mapping[Hashable, Iterable[tuple[float, float]]],
              exported: Mapping[Hashable, float]) -> None:
         """Series as a real Prometheus holds them (the end-to-end calibration starts from a live cluster)."""
-        self.series = {key: deque(sorted(s)) for key, s in series.items() if s}
+        self.series = {key: deque(sorted(s)) for key, s in series.items()}
+        self.series = {key: s for key, s in self.series.items() if s}
+        self._oldest = min((s[0][0] for s in self.series.values()), default=math.inf)
+        self._fresh = False
         self.exported = dict(exported)

@@ -95,6 +95,7 @@ class Simulation:
         every_export, every_scrape = s.exporter_refresh // tick, s.scrape_interval // tick
         every_poll, every_hpa, every_scan = s.polling_interval // tick, s.hpa_sync // tick, s.scan_interval // tick
         keda_owns_zero = s.min_replicas == 0
+        export_key: tuple[int, float, int] | None = None
         headroom_check = bool(self.headroom.windows)
         for seg in trace:
             demand = seg.gpus
@@ -108,7 +109,9 @@ class Simulation:
             while t < seg.end - EPS:
                 if t >= st.next_event:
                     st.recount(t)
-                if step % every_export == 0:
+                if step % every_export == 0 and (st.version, demand, st.ready_pods) != export_key:
+                    # The exporter's values change only with the pods (version), the demand and the Ready pods.
+                    export_key = (st.version, demand, st.ready_pods)
                     st.window.export(exported(st, demand, t))
                 if step % every_scrape == 0:
                     st.window.scrape(t)

@@ -8,6 +8,7 @@ passes with a wrong model proves nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -20,7 +21,7 @@ class TotalsWindow(QueryWindow):
     own averages (a new pod's series then counts a quarter at its first scrape, not in full)."""
 
     def value(self, t: float) -> float | None:
-        self._prune(t)
+        self._prune(t)  # expiry only: the running sums are not used
         stamps = sorted({ts for s in self.series.values() for ts, _ in s})
         if not stamps:
             return None
@@ -38,8 +39,30 @@ def window_of_totals(sim: Simulation) -> None:
     sim.state.window = TotalsWindow(sim.state.window.window)
 
 
-#: Name -> the wrong rule. Every one must make the recorded step scenario disagree with the prediction.
+def deletion_without_rank(sim: Simulation) -> None:
+    """The ReplicaSet deletes the oldest pods first, without its rank of pods on the busiest node (the model before
+    the calibration): one node empties early and the autoscaler removes it early."""
+    state = sim.state
+    grow = state.scale_to
+
+    def scale_to(target: int) -> None:
+        current = len(state.workload)
+        if target >= current:
+            grow(target)
+            return
+        state.workload.sort(key=lambda p: (p.node is not None, p.ready_at is not None))
+        for pod in state.workload[: current - target]:
+            state.unplace(pod)
+        del state.workload[: current - target]
+        state.next_event = -math.inf
+        state.version += 1
+
+    state.scale_to = scale_to  # type: ignore[method-assign]
+
+
+#: Name -> the wrong rule. Every one must make at least one scenario disagree with the prediction.
 WRONG_RULES: dict[str, Callable[[Simulation], None]] = {
     "HPA tolerance ignored": hpa_tolerance_ignored,
     "query window as the average of per-scrape totals": window_of_totals,
+    "ReplicaSet deletes without its node rank": deletion_without_rank,
 }
