@@ -193,7 +193,7 @@ class Chain:
                compared: tuple[str, ...], extra: Mapping[str, float | None] | None = None,
                notes: Mapping[str, Any] | None = None, cron_origin: float | None = None,
                compared_values: tuple[str, ...] = ("peakDesired", "finalDesired", "peakNodes", "finalNodes"),
-               ) -> Scenario:
+               outages: tuple[tuple[float, float], ...] = ()) -> Scenario:
         """The scenario as it ran, with the what-if's prediction beside it."""
         loads = [(t, g) for t, g in self.load.changes if t <= end]
         sc = Scenario(name, title, t0, end, self.threshold, self.recorder.since(start.t),
@@ -201,7 +201,7 @@ class Chain:
                       compared_values=compared_values, tolerance=self.tolerance)
         sc.notes["start"] = start.t
         sc.inputs = Inputs(self.settings(), start, tuple(loads), end, timescale.FACTOR,
-                           tuple(self.draws_since(start.t)), cron_origin)
+                           tuple(self.draws_since(start.t)), cron_origin, outages)
         sc.predict()
         self.scenarios.append(sc)
         return sc

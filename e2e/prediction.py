@@ -111,7 +111,8 @@ class Replay(random.Random):
 
 def predict(s: SimSettings, start: Start, loads: Sequence[tuple[float, float]], until: float, factor: float,
             draws: Sequence[float], cron_origin: float | None = None,
-            tweak: Callable[[Simulation], None] | None = None) -> tuple[list[Observation], dict[str, float | None]]:
+            tweak: Callable[[Simulation], None] | None = None,
+            outages: Sequence[tuple[float, float]] = ()) -> tuple[list[Observation], dict[str, float | None]]:
     """Observations of the model from `start.t` to `until` (wall clock), the demand following `loads` ((wall time,
     GPUs), the first at or before the start). `cron_origin`: the wall time the model's clock 0 stands for in cron
     terms (cron windows are wall-clock minutes, which the factor cannot shorten; e2e/test_autoscaling.py picks it so
@@ -125,6 +126,8 @@ def predict(s: SimSettings, start: Start, loads: Sequence[tuple[float, float]], 
     sim.state.rng = Replay(draws)
     if tweak is not None:
         tweak(sim)
+    if outages:
+        _prometheus_down(sim, [((a - t0) * factor, (b - t0) * factor) for a, b in outages])
     out: list[Observation] = []
     change = next((t for t, _ in sorted(loads) if t > t0), None)
     before: dict[Hashable, float] = {}
@@ -189,6 +192,26 @@ def predict(s: SimSettings, start: Start, loads: Sequence[tuple[float, float]], 
     return _dedupe(out), extra
 
 
+def _prometheus_down(sim: Simulation, outages: Sequence[tuple[float, float]]) -> None:
+    """Prometheus stopped during `outages` (model seconds): no scrape, and the query has no answer, so the HPA
+    holds its replicas (KEDA's fallback with `currentReplicasIfHigher`, capacity/hpa.py)."""
+    window = sim.state.window
+    scrape, value = window.scrape, window.value
+
+    def down(t: float) -> bool:
+        return any(a <= t < b for a, b in outages)
+
+    def scrape_unless_down(t: float) -> None:
+        if not down(t):
+            scrape(t)
+
+    def value_unless_down(t: float) -> float | None:
+        return None if down(t) else value(t)
+
+    window.scrape = scrape_unless_down  # type: ignore[method-assign]
+    window.value = value_unless_down  # type: ignore[method-assign]
+
+
 def _pod(s: SimSettings, p: PodAt) -> Pod:
     if p.kind == "workload":
         return Pod("workload", p.gpus, WORKLOAD_PRIORITY)
@@ -241,11 +264,13 @@ class Inputs:
     factor: float
     draws: tuple[float, ...]
     cron_origin: float | None = None
+    #: (wall-clock start, end) of each time the platform's Prometheus was stopped.
+    outages: tuple[tuple[float, float], ...] = ()
 
     def predict(self, tweak: Callable[[Simulation], None] | None = None
                 ) -> tuple[list[Observation], dict[str, float | None]]:
         return predict(self.settings, self.start, self.loads, self.until, self.factor, self.draws,
-                       cron_origin=self.cron_origin, tweak=tweak)
+                       cron_origin=self.cron_origin, tweak=tweak, outages=self.outages)
 
     def as_json(self) -> dict[str, Any]:
         settings = asdict(self.settings)
@@ -253,23 +278,31 @@ class Inputs:
         start = asdict(self.start)
         start["samples"] = {k: [list(p) for p in v] for k, v in self.start.samples.items()}
         return {"settings": settings, "start": start, "loads": [list(p) for p in self.loads], "until": self.until,
-                "factor": self.factor, "draws": list(self.draws), "cronOrigin": self.cron_origin}
+                "factor": self.factor, "draws": list(self.draws), "cronOrigin": self.cron_origin,
+                "outages": [list(o) for o in self.outages]}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Inputs:
         return cls(settings_from_json(doc["settings"]), start_from_json(doc["start"]),
                    tuple((float(t), float(g)) for t, g in doc["loads"]), float(doc["until"]),
-                   float(doc["factor"]), tuple(float(d) for d in doc["draws"]), doc.get("cronOrigin"))
+                   float(doc["factor"]), tuple(float(d) for d in doc["draws"]), doc.get("cronOrigin"),
+                   tuple((float(a), float(b)) for a, b in doc.get("outages", [])))
+
+
+#: SimSettings fields that are the controllers' own constants, not the stack's (no stack key sets them): a recorded
+#: run is predicted with the values of the code under test, so changing one is judged against the real run.
+CONTROLLER_CONSTANTS = ("tolerance", "hpa_sync", "gpu_utilization_threshold", "node_group_backoff")
 
 
 def settings_from_json(doc: Mapping[str, Any]) -> SimSettings:
+    """The settings a recorded prediction ran with, but CONTROLLER_CONSTANTS as the code has them now."""
     def behavior(b: Mapping[str, Any]) -> Behavior:
         return Behavior(int(b["stabilization"]), tuple(Policy(**p) for p in b["policies"]), str(b["select"]))
 
     def windows(ws: Sequence[Mapping[str, Any]]) -> tuple[CronWindow, ...]:
         return tuple(CronWindow(**w) for w in ws)
 
-    values = dict(doc)
+    values = {k: v for k, v in doc.items() if k not in CONTROLLER_CONSTANTS}
     values.update(
         scale_up=behavior(doc["scale_up"]), scale_down=behavior(doc["scale_down"]),
         replica_windows=windows(doc["replica_windows"]), headroom_windows=windows(doc["headroom_windows"]),

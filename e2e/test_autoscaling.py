@@ -27,13 +27,14 @@ import pytest
 from e2e import timescale
 from e2e.chain import NAMESPACE, WORKLOAD, Chain, open_chain, pod_start_seconds
 from e2e.guide import GuidePath, guide_path
-from e2e.harness import Kube, Timer
+from e2e.harness import Kube, Timer, wait_for
+from e2e.monitoring import PLATFORM_RULES
 from e2e.recorder import Observation
 from e2e.timeline import Scenario, plot, table, write
 from e2e.wrong_rules import WRONG_RULES
 from realengine.toolchain import Toolchain
 from renderers import dcgm, promql
-from stacknames import GPU_OPERATOR_NAMESPACE
+from stacknames import GPU_OPERATOR_NAMESPACE, MONITORING_NAMESPACE
 
 CLUSTER_STACK = "dev"
 CONTROLLER_MANAGER_ARGS = timescale.controller_manager_args()
@@ -204,6 +205,83 @@ def test_load_removed_scales_in_after_the_window_and_removes_the_node_never_belo
 
 def test_the_what_if_predicts_the_scale_down(chain: Chain) -> None:
     sc = next(s for s in chain.scenarios if s.name == "scale-down")
+    assert not sc.disagreements(), "\n".join(sc.disagreements())
+
+
+def first_sample_after(chain: Chain, t: float) -> float | None:
+    """The time of the first sample of the workload's GPU series that Prometheus took after `t`."""
+    selector = f'namespace="{NAMESPACE}",pod=~"{promql.pod_name_regex(WORKLOAD)}"'
+    stamps = [float(ts) for series in chain.prom.query(f"{dcgm.GPU_UTIL_METRIC}{{{selector}}}[2m]")
+              for ts, _ in series["values"] if float(ts) > t]
+    return min(stamps, default=None)
+
+
+def fallback_active(chain: Chain) -> bool:
+    """KEDA's ScaledObject reports its fallback (status condition Fallback True: kedacore/keda v2.20.2
+    apis/keda/v1alpha1/condition_types.go)."""
+    so = chain.kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)
+    return any(c.get("type") == "Fallback" and c.get("status") == "True"
+               for c in so.get("status", {}).get("conditions") or [])
+
+
+def test_prometheus_stopped_keda_holds_the_replicas_and_the_chain_resumes_when_it_returns(
+        chain: Chain, rng: random.Random, timer: Timer) -> None:
+    """The platform's Prometheus stops and the load jumps to 8 GPUs: KEDA's query fails, its fallback
+    (`currentReplicasIfHigher`) holds the one replica instead of scaling on a made-up value, and the stack's
+    KedaScalerErrors expression is true on the Prometheus that keeps watching KEDA. Prometheus comes back (same
+    port, same TSDB) and the chain runs as in the step: replicas, Pending pods, a node, Ready pods."""
+    settings = chain.settings()
+    so = chain.kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)["spec"]
+    hold = (so["fallback"]["failureThreshold"] + 2) * so.get("pollingInterval", 30)
+    groups = chain.kube.get("prometheusrule", PLATFORM_RULES, "-n", MONITORING_NAMESPACE)["spec"]["groups"]
+    expr = next(r["expr"] for g in groups for r in g["rules"] if r.get("alert") == "KedaScalerErrors")
+    with timer.phase("scenario prometheus-stopped"):
+        start = chain.begin(rng)
+        base = chain.recorder.since(start.t)[0]
+        stopped = time.time()
+        chain.prom.stop()
+        t0 = chain.load.set(STEP)
+        fallback_seen = None
+        deadline = time.time() + hold
+        while time.time() < deadline:
+            if fallback_seen is None and fallback_active(chain):
+                fallback_seen = time.time()
+            time.sleep(1)
+        alert_true = bool(chain.keda_prom.query(expr))
+        held = [o.desired for o in chain.recorder.since(t0)]
+        chain.prom.start()
+        chain.prom.wait_ready()
+        restarted = time.time()
+        scraping = wait_for("the first scrape after the restart", lambda: first_sample_after(chain, stopped),
+                            timeout=60)
+        rec = chain.recorder
+        rec.wait("the HPA to ask for more replicas", lambda o: o.t > restarted and o.desired > 1, timeout=180)
+        rec.wait("a node ordered", lambda o: o.nodes >= 2, timeout=300)
+        rec.wait("every replica Ready", lambda o: o.nodes_ready >= 2 and o.pending == 0 and o.ready == o.desired,
+                 timeout=300)
+        end = chain.settle().t
+    sc = chain.record("prometheus-stopped", f"Prometheus stopped for {hold} s while the load jumps to {STEP:g} GPUs",
+                      start, t0, end, compared=("hpa_desired", "pods_pending", "node_ordered", "node_ready",
+                                                "pods_ready"),
+                      extra={"prometheus_stopped": stopped, "fallback": fallback_seen,
+                             "prometheus_back": restarted, "first_scrape_back": scraping},
+                      notes={"kedaScalerErrorsTrue": alert_true, "heldReplicas": sorted(set(held))},
+                      # Down until its first scrape: a restarted Prometheus loads its TSDB, reads its targets and
+                      # starts each scrape loop on the target's offset, up to a scrape interval after it is ready.
+                      # That time is measured (the environment's, like the nodes' boot times), not predicted.
+                      outages=((stopped, scraping - 1.0),))
+    print("\n" + table(sc), file=sys.stderr)
+    assert base.desired == 1 and base.nodes == settings.min_nodes, f"the scenario starts at rest, not {base}"
+    assert set(held) == {1}, f"the replicas moved while Prometheus was down: {sorted(set(held))}"
+    assert fallback_seen is not None, "KEDA never reported its fallback"
+    assert alert_true, f"KedaScalerErrors' expression was not true while the scaler failed: {expr}"
+    ev = sc.real_events()
+    assert ev["hpa_desired"] is not None and ev["hpa_desired"] > restarted
+    assert sc.real[-1].nodes == 2
+
+
+def test_the_what_if_predicts_the_chain_after_the_outage(chain: Chain) -> None:
+    sc = next(s for s in chain.scenarios if s.name == "prometheus-stopped")
     assert not sc.disagreements(), "\n".join(sc.disagreements())
 
 
