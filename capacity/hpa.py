@@ -133,14 +133,14 @@ class Hpa:
         hpa_min = max(s.min_replicas, 1)
         if current == 0:
             return  # scaled to zero: KEDA owns 0 <-> 1
-        if not state.window:
+        total = state.window.value(t)
+        if total is None:
             return  # no metric: KEDA's fallback (currentReplicasIfHigher) holds the size
         if current > s.max_replicas:
             desired = s.max_replicas
         elif current < hpa_min:
             desired = hpa_min
         else:
-            total = sum(state.window) / len(state.window)
             proposal = hpa_desired_replicas(total, s.threshold, current, s.tolerance)
             if self.serving is not None:
                 ready = state.ready_pods

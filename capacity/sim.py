@@ -16,7 +16,7 @@ The metric path, here: dcgm-exporter refreshes every `EXPORTER_COLLECT_INTERVAL_
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from capacity.autoscaler import Autoscaler
@@ -68,10 +68,15 @@ class Simulation:
             if pod.ready_at is not None:
                 pod.ready_at = 0.0
         st.recount(0.0)
-        st.exported = 100 * min(demand, st.ready_pods * s.gpus_per_pod)
-        st.window.extend([st.exported] * (st.window.maxlen or 1))
+        scrapes = max(1, s.query_window // s.scrape_interval)
+        st.window.reset(exported(st, demand, 0.0), [-i * s.scrape_interval for i in range(scrapes)])
 
-    def run(self, trace: Iterable[Segment], plot: bool = False) -> dict[str, Any]:
+    def run(self, trace: Iterable[Segment], plot: bool = False,
+            start: Callable[[Simulation, float], None] | None = None,
+            observe: Callable[[float, ClusterState], None] | None = None) -> dict[str, Any]:
+        """Replay `trace`. `start(sim, demand)` sets up the first moment instead of the steady state of the first
+        demand (the end-to-end calibration starts from a live cluster's state, e2e/prediction.py); `observe(t,
+        state)` sees the state after every tick."""
         st, s = self.state, self.s
         tick = s.tick
         sim, oracle, static = Tally(), Tally(), Tally()
@@ -94,21 +99,27 @@ class Simulation:
         every_export, every_scrape = s.exporter_refresh // tick, s.scrape_interval // tick
         every_poll, every_hpa, every_scan = s.polling_interval // tick, s.hpa_sync // tick, s.scan_interval // tick
         keda_owns_zero = s.min_replicas == 0
+        export_key: tuple[int, float, int] | None = None
         headroom_check = bool(self.headroom.windows)
         service = self.service
         for seg in trace:
             demand = seg.gpus
             if not started:
-                self._warm_start(demand)
+                if start is None:
+                    self._warm_start(demand)
+                else:
+                    start(self, demand)
                 started = True
             seg_ticks = 0
             while t < seg.end - EPS:
                 if t >= st.next_event:
                     st.recount(t)
-                if step % every_export == 0:
-                    st.exported = 100 * min(demand, st.ready_pods * k)
+                if step % every_export == 0 and (st.version, demand, st.ready_pods) != export_key:
+                    # The exporter's values change only with the pods (version), the demand and the Ready pods.
+                    export_key = (st.version, demand, st.ready_pods)
+                    st.window.export(exported(st, demand, t))
                 if step % every_scrape == 0:
-                    st.window.append(st.exported)
+                    st.window.scrape(t)
                     if service is not None:
                         service.scrape(st.ready_pods)
                 if keda_owns_zero and step % every_poll == 0:
@@ -130,6 +141,8 @@ class Simulation:
                                     len(st.nodes),
                                     sum(1 for n in st.nodes if n.gpus_at <= t and n.fails_at is None),
                                     sum(1 for p in (*st.workload, *st.placeholders) if p.node is None)))
+                if observe is not None:
+                    observe(t, st)
                 # --- tallies of this tick
                 capacity = st.ready_pods * k
                 sim.add(tick, len(st.nodes), per_node, demand, capacity)
@@ -185,6 +198,16 @@ class Simulation:
         if sampler is not None:
             result["series"] = sampler.series()
         return result
+
+
+def exported(st: ClusterState, demand: float, t: float) -> dict[Hashable, float]:
+    """What dcgm-exporter serves at `t`, per workload pod bound to a node (the sum over its GPUs): demand spread
+    over the Ready GPUs, each capped at 100 %; the GPUs of a pod still starting read 0."""
+    k = st.s.gpus_per_pod
+    bound = [p for p in st.workload if p.node is not None]
+    ready = [p for p in bound if p.ready_at is not None and p.ready_at <= t]
+    each = min(100.0, 100.0 * demand / (len(ready) * k)) if ready else 0.0
+    return {p: (each * k if p.ready_at is not None and p.ready_at <= t else 0.0) for p in bound}
 
 
 def simulate(settings: SimSettings, trace: Iterable[Segment], seed: int = 1, plot: bool = False) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
+from capacity.metric_path import QueryWindow
 from capacity.settings import SimSettings
 from stacknames import WORKLOAD_PRIORITY
 
@@ -60,9 +60,9 @@ class ClusterState:
         self.sched_dirty = True
         self.next_event = math.inf
         self.ready_pods = 0
-        #: The metric path: what dcgm-exporter last exported, and the scrapes the query's window averages.
-        self.exported = 0.0
-        self.window: deque[float] = deque(maxlen=max(1, s.query_window // s.scrape_interval))
+        #: The metric path: what dcgm-exporter last exported per pod, and the series the query reads
+        #: (capacity/metric_path.py).
+        self.window = QueryWindow(s.query_window)
         #: The node group's failures (a node given up), which the autoscaler backs off from.
         self.last_failure = -math.inf
         self.backoff_until = -math.inf
@@ -141,9 +141,17 @@ class ClusterState:
             self.workload.extend(Pod("workload", k, WORKLOAD_PRIORITY) for _ in range(target - current))
             self.sched_dirty = True
         elif target < current:
-            # ReplicaSet deletion order (kubernetes pkg/controller/controller_utils.go ActivePods): unscheduled,
-            # then not Ready, then Ready pods.
-            self.workload.sort(key=lambda p: (p.node is not None, p.ready_at is not None))
+            # ReplicaSet deletion order (kubernetes v1.35 pkg/controller/controller_utils.go ActivePodsWithRanks,
+            # ranked by pkg/controller/replicaset/replica_set.go getPodsRankedByRelatedPodsOnSameNode):
+            # unscheduled, then not Ready, then the pods of the node that holds most of the workload's pods, then the
+            # most recently Ready. The rank keeps the nodes balanced on the way down, so no node empties early: the
+            # end-to-end calibration saw the autoscaler's unneeded node change with every deletion.
+            on_node: dict[int, int] = {}
+            for pod in self.workload:
+                if pod.node is not None:
+                    on_node[id(pod.node)] = on_node.get(id(pod.node), 0) + 1
+            self.workload.sort(key=lambda p: (p.node is not None, p.ready_at is not None,
+                                              -on_node.get(id(p.node), 0), -(p.ready_at or 0.0)))
             for pod in self.workload[: current - target]:
                 self.unplace(pod)
             del self.workload[: current - target]

@@ -61,12 +61,15 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def kube(tc: Toolchain, timer: Timer, request: pytest.FixtureRequest) -> Iterator[Kube]:
-    """A fresh local cluster per test module (`E2E_STACK`'s pools, dev by default), removed afterwards."""
+    """A fresh local cluster per test module (`E2E_STACK`'s pools, dev by default), removed afterwards. A module
+    may set CLUSTER_STACK, CONTROLLER_MANAGER_ARGS (kube-controller-manager flags) and KWOK_STAGES (a function
+    that changes kwok's stages, realengine.cluster.StageEdit)."""
     name = f"e2e-{uuid.uuid4().hex[:6]}"
     stack = getattr(request.module, "CLUSTER_STACK", os.environ.get("E2E_STACK", "dev"))
     kcm_args = list(getattr(request.module, "CONTROLLER_MANAGER_ARGS", []))
+    stages = getattr(request.module, "KWOK_STAGES", None)  # a realengine.cluster.StageEdit
     with timer.phase(f"cluster up ({request.module.__name__.rsplit('.', 1)[-1]})"):
-        path = cluster.up(name, stack, extra_kcm_args=kcm_args)
+        path = cluster.up(name, stack, extra_kcm_args=kcm_args, stages=stages)
     try:
         yield Kube(tc, path, name)
     finally:

@@ -21,9 +21,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from realengine.toolchain import ToolchainMissing, bin_dir, pins
 
@@ -156,8 +159,25 @@ def kwokctl_config(name: str, extra_kcm_args: list[str] | None = None) -> str:
     return json.dumps(doc)
 
 
+#: A change to kwok's stages: it gets the Stage documents kwokctl generated and returns the ones kwok should run.
+StageEdit = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def edit_stages(name: str, edit: StageEdit, env: dict[str, str]) -> None:
+    """Run kwok with changed stages (delays, say): kwokctl's config replaces all of kwok's default stages as soon as
+    it names one, so the defaults this kwokctl generated (the cluster's kwok.yaml, which kwok reads at start) are
+    edited in place and the cluster restarted (etcd keeps its data; about two seconds)."""
+    path = cluster_dir() / "clusters" / name / "kwok.yaml"
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    stages = [d for d in docs if d.get("kind") == "Stage"]
+    others = [d for d in docs if d.get("kind") != "Stage"]
+    path.write_text(yaml.safe_dump_all([*others, *edit(stages)], sort_keys=False))
+    run(["kwokctl", "stop", "cluster", "--name", name], env)
+    run(["kwokctl", "start", "cluster", "--name", name, "--wait", "60s"], env)
+
+
 def up(name: str = DEFAULT_NAME, stack: str = "dev", extra_kcm_args: list[str] | None = None,
-       nodes: list[NodeSpec] | None = None) -> Path:
+       nodes: list[NodeSpec] | None = None, stages: StageEdit | None = None) -> Path:
     bins = bin_dir(CONTROL_PLANE)
     env = environment(bins)
     base = cluster_dir()
@@ -172,6 +192,8 @@ def up(name: str = DEFAULT_NAME, stack: str = "dev", extra_kcm_args: list[str] |
          "--kube-scheduler-binary", str(bins / "kube-scheduler"),
          "--etcd-binary", str(bins / "etcd"), "--kwok-controller-binary", str(bins / "kwok"),
          "--wait", "60s"], env)
+    if stages is not None:
+        edit_stages(name, stages, env)
     kubeconfig = kubeconfig_path(name)
     kenv = dict(env, KUBECONFIG=str(kubeconfig))
     # The ServiceAccount admission plugin refuses pods until the controller-manager has made `default`'s account.

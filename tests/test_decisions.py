@@ -102,8 +102,7 @@ def replicas_under(behavior: dict[str, Any], loads: list[tuple[float, float]], s
     out = []
     for step in range(syncs):
         t = float(step * settings.hpa_sync)
-        state.window.clear()
-        state.window.append(next(total for since, total in reversed(loads) if since <= t))
+        state.window.reset({"load": next(total for since, total in reversed(loads) if since <= t)}, [t])
         hpa.sync(t)
         out.append(len(state.workload))
     return out

@@ -35,8 +35,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "policy": {"stacknames", "podspec"},
     # The program on the real engine (Automation API): it reads stacks as config does, never wires components.
     "realengine": {"stackconfig", "stacknames", "offline", "pulumi"},
-    # The end-to-end tests (scripts/e2e.sh): the real engine on the local control plane, reading names as config does.
-    "e2e": {"realengine", "stackconfig", "stacknames", "pulumi"},
+    # A real Prometheus on loopback and the scrape path as prometheus-operator builds it (tests/ and e2e/ share it).
+    "localprom": {"renderers"},
+    # The end-to-end tests (scripts/e2e.sh): the real engine on the local control plane, reading names as config does;
+    # the autoscaling suite also runs the real Prometheus (localprom), reads the rendered queries and exporter names
+    # (renderers) and compares the what-if (capacity) with the run.
+    "e2e": {"realengine", "stackconfig", "stacknames", "pulumi", "localprom", "renderers", "capacity"},
 }
 ROOMS = set(MAY_IMPORT)
 #: Modules a component must not read: the stack file is config's and program/'s business.

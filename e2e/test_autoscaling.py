@@ -1,0 +1,299 @@
+"""The guide's step 8 for real: GPU load -> Prometheus -> KEDA -> HPA -> Pending pods -> node -> Ready pods, on the
+real controllers, each scenario timed, and the what-if's prediction of each compared with what happened (issue 16).
+
+Real here: kube-apiserver, kube-controller-manager's HPA controller, kube-scheduler (placement, priority
+preemption), KEDA's operator and metrics adapter, Prometheus with the stack's scrape settings and rules, every object
+`pulumi up` created from Pulumi.dev.yaml. Stand-ins: kwok (kubelets), the GPU load and its dcgm-exporter
+(e2e/gpu_load.py), and Gcore's Cluster Autoscaler, which is e2e/standin_autoscaler.py and NOT cluster-autoscaler
+(the Go module proxy refuses k8s.io/autoscaler/cluster-autoscaler at every version), so the what-if's autoscaler
+rules are compared with our own reading of the autoscaler here, not calibrated. Every duration that a flag or a stack
+key can shorten is divided by e2e/timescale.py's FACTOR; docs/autoscaling-e2e.md has the list and the results.
+
+The scenarios run in file order on one cluster, each from the state the previous one left (settled first). Every
+wait is bounded; the time a scenario takes is the chain's own.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e import timescale
+from e2e.chain import NAMESPACE, WORKLOAD, Chain, open_chain, pod_start_seconds
+from e2e.guide import GuidePath, guide_path
+from e2e.harness import Kube, Timer, wait_for
+from e2e.monitoring import PLATFORM_RULES
+from e2e.recorder import Observation
+from e2e.timeline import Scenario, plot, table, write
+from e2e.wrong_rules import WRONG_RULES
+from realengine.toolchain import Toolchain
+from renderers import dcgm, promql
+from stacknames import GPU_OPERATOR_NAMESPACE, MONITORING_NAMESPACE
+
+CLUSTER_STACK = "dev"
+CONTROLLER_MANAGER_ARGS = timescale.controller_manager_args()
+KWOK_STAGES = timescale.stage_delays({WORKLOAD: pod_start_seconds()})
+#: Demand in GPUs before the first step: one replica at 50 % (under the 60 % target, within one node).
+IDLE = 0.5
+#: The first step: beyond the 7 GPUs one node has free (8 minus the first replica's).
+STEP = 8.0
+#: Load removed: 0.3 GPUs, one replica at 30 %, far enough under the target that the way down does not flap
+#: (tests/test_capacity.py: a removed pod's series counts for a window, and near the target that flaps).
+DOWN = 0.3
+SEED = int(os.environ.get("E2E_SEED", "16"))
+
+
+def out_dir() -> Path:
+    path = Path(os.environ.get("E2E_OUT", "e2e-out"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def rng() -> random.Random:
+    return random.Random(SEED)
+
+
+@pytest.fixture(scope="module")
+def chain(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer) -> Iterator[Chain]:
+    with open_chain(tc, kube, workdir / "autoscaling", timer, SEED) as ch:
+        with timer.phase("warm-up (one replica at 50 %, a full query window)"):
+            ch.load.set(IDLE)
+            ch.recorder.wait("the HPA's reading of 50 % on one replica",
+                             lambda o: o.metric is not None and abs(o.metric - 100 * IDLE) < 1, timeout=120)
+            time.sleep(ch.real.query_window)
+            ch.align()
+        try:
+            yield ch
+        finally:
+            report(ch)
+
+
+@pytest.fixture(scope="module")
+def guide(chain: Chain, workdir: Path) -> Iterator[GuidePath]:
+    with guide_path(chain.kube, chain.api, chain.recorder, chain.load, WORKLOAD, NAMESPACE, GPU_OPERATOR_NAMESPACE,
+                    workdir / "guide") as path:
+        time.sleep(35)  # its own 30 s window filled with the idle load
+        yield path
+
+
+def report(ch: Chain) -> None:
+    out = out_dir()
+    meta = {"factor": timescale.FACTOR, "seed": ch.seed, "tolerance": ch.tolerance,
+            "realTimes": {"exporterRefresh": ch.real.exporter_refresh, "scrapeInterval": ch.real.scrape_interval,
+                          "queryWindow": ch.real.query_window, "hpaSync": timescale.HPA_SYNC_SECONDS},
+            "standInAutoscaler": ch.ca.events}
+    if ch.scenarios:
+        write(ch.scenarios, out, meta)
+        plot(ch.scenarios, out / "timeline.png")
+    for sc in ch.scenarios:
+        print("\n" + table(sc), file=sys.stderr)
+    print(f"\n[e2e] timeline: {out / 'timeline.json'}, plot: {out / 'timeline.png'}", file=sys.stderr)
+
+
+def metric_seen(ch: Chain, t0: float, before: float) -> float | None:
+    """The first sample Prometheus took of the new load: a sample of one of the workload's GPUs, after `t0`,
+    whose value differs from that GPU's last sample before `t0`."""
+    selector = f'namespace="{NAMESPACE}",pod=~"{promql.pod_name_regex(WORKLOAD)}"'
+    result = ch.prom.query(f"{dcgm.GPU_UTIL_METRIC}{{{selector}}}[5m]")
+    seen = []
+    for series in result:
+        values = [(float(t), float(v)) for t, v in series["values"]]
+        old = [v for t, v in values if t <= t0]
+        if not old:
+            continue
+        seen += [t for t, v in values if t > t0 and abs(v - old[-1]) > 1e-6]
+    return min(seen, default=None)
+
+
+def hpa_reading(o: Observation) -> float:
+    return (o.metric or 0.0) / max(o.desired, 1)
+
+
+# --- the scenarios ------------------------------------------------------------------------------------------------
+
+
+def test_step_load_beyond_one_node_orders_a_node_the_guides_step_8(chain: Chain, guide: GuidePath,
+                                                                     rng: random.Random, timer: Timer) -> None:
+    """The guide's step 8 with the stack's objects: one replica at 50 %, then 8 GPUs of load. The HPA climbs,
+    pods beyond the first node go Pending, the autoscaler orders a node, the pods start on it, and the HPA's
+    reading ends under the 60 % target. The metric-path delay (load step -> HPA desired change) is measured, and
+    measured again on the guide's own settings beside it."""
+    with timer.phase("scenario step"):
+        start = chain.begin(rng)
+        t0 = chain.load.set(STEP)
+        rec = chain.recorder
+        rec.wait("the HPA to ask for more replicas", lambda o: o.desired > 1, timeout=180)
+        rec.wait("workload pods Pending for lack of GPUs", lambda o: o.pending > 0, timeout=300)
+        rec.wait("a node ordered", lambda o: o.nodes >= 2, timeout=60)
+        rec.wait("the node's GPUs allocatable", lambda o: o.nodes_ready >= 2, timeout=240)
+        rec.wait("every replica Ready and the HPA's reading under the target",
+                 lambda o: o.pending == 0 and o.ready == o.desired and o.metric is not None
+                 and hpa_reading(o) <= chain.threshold, timeout=300)
+        end = chain.settle().t
+    seen = metric_seen(chain, t0, start.t)
+    ours = next(o.t for o in rec.since(t0) if o.desired > 1)
+    theirs = guide.first_change_after(t0)
+    sc = chain.record(
+        "step", "the guide's step 8: 0.5 -> 8 GPUs of load, one node -> two", start, t0, end,
+        compared=("metric_seen", "hpa_desired", "pods_pending", "node_ordered", "node_ready", "pods_ready",
+                  "under_target"),
+        extra={"metric_seen": seen},
+        notes={"metricPathDelay": round(ours - t0, 1),
+               "metricPathDelayGuideSettings": None if theirs is None else round(theirs - t0, 1),
+               "stackSettings": f"refresh {chain.real.exporter_refresh:g} s, scrape {chain.real.scrape_interval:g} s, "
+                                f"window {chain.real.query_window:g} s",
+               "guideSettings": "refresh 30 s, scrape 1 s, window 30 s"})
+    print("\n" + table(sc), file=sys.stderr)
+    ev = sc.real_events()
+    assert seen is not None and seen > t0
+    assert ev["hpa_desired"] is not None and ev["pods_pending"] is not None and ev["node_ordered"] is not None
+    assert ev["pods_pending"] <= ev["node_ordered"] + chain.tolerance, "the node was ordered for Pending pods"
+    assert ev["node_ready"] is not None and ev["pods_ready"] is not None and ev["node_ready"] <= ev["pods_ready"]
+    final = sc.real[-1]
+    assert final.nodes == 2 and final.desired > 8 and final.ready == final.desired
+    assert theirs is not None, "the guide's HPA never changed: its metric path did not see the step"
+
+
+def test_the_what_if_predicts_the_step(chain: Chain) -> None:
+    """`python -m capacity`'s simulator, started from the cluster as the scenario found it, predicts every event
+    of the chain within the tolerance (one scrape interval, one HPA sync, one autoscaler scan, LAG) and the same
+    peak and final replicas and nodes."""
+    sc = next(s for s in chain.scenarios if s.name == "step")
+    assert not sc.disagreements(), "\n".join(sc.disagreements())
+
+
+
+
+def test_load_removed_scales_in_after_the_window_and_removes_the_node_never_below_min_nodes(
+        chain: Chain, rng: random.Random, timer: Timer) -> None:
+    """From the step's 14 replicas on two nodes, the load falls to 0.3 GPUs: the HPA holds the replicas for its
+    scale-down stabilisation window (the stack's, divided), sheds one pod per period, down to one; the stand-in
+    autoscaler finds the emptier node unneeded and removes it after `scale-down-unneeded-time`, and the pool stays
+    at `minNodes` (1) however long it is left."""
+    settings = chain.settings()
+    with timer.phase("scenario scale-down"):
+        start = chain.begin(rng)
+        base = chain.recorder.since(start.t)[0]
+        t0 = chain.load.set(DOWN)
+        rec = chain.recorder
+        rec.wait("the HPA to shed a replica", lambda o: o.desired < base.desired, timeout=180)
+        rec.wait("one replica", lambda o: o.desired == 1, timeout=300)
+        rec.wait("a node removed", lambda o: o.nodes == settings.min_nodes, timeout=300)
+        # Left alone for longer than scale-down-unneeded-time again: no node below minNodes goes.
+        time.sleep(2 * settings.scale_down_unneeded / timescale.FACTOR)
+        end = chain.settle().t
+    sc = chain.record("scale-down", f"load removed: {STEP:g} -> {DOWN:g} GPUs, two nodes -> minNodes", start, t0, end,
+                      compared=("scale_down", "node_removed"),
+                      compared_values=("finalDesired", "finalNodes", "minNodes"))
+    print("\n" + table(sc), file=sys.stderr)
+    ev = sc.real_events()
+    assert base.desired > 8 and base.nodes == 2, f"the scenario starts from the step's end, not {base}"
+    assert ev["scale_down"] is not None and ev["node_removed"] is not None
+    window = settings.scale_down.stabilization / timescale.FACTOR
+    assert ev["scale_down"] - t0 >= window, "a replica went before the scale-down stabilisation window"
+    assert min(o.nodes for o in sc.real) >= settings.min_nodes
+    final = sc.real[-1]
+    assert final.desired == 1 and final.nodes == settings.min_nodes
+
+
+def test_the_what_if_predicts_the_scale_down(chain: Chain) -> None:
+    sc = next(s for s in chain.scenarios if s.name == "scale-down")
+    assert not sc.disagreements(), "\n".join(sc.disagreements())
+
+
+def first_sample_after(chain: Chain, t: float) -> float | None:
+    """The time of the first sample of the workload's GPU series that Prometheus took after `t`."""
+    selector = f'namespace="{NAMESPACE}",pod=~"{promql.pod_name_regex(WORKLOAD)}"'
+    stamps = [float(ts) for series in chain.prom.query(f"{dcgm.GPU_UTIL_METRIC}{{{selector}}}[2m]")
+              for ts, _ in series["values"] if float(ts) > t]
+    return min(stamps, default=None)
+
+
+def fallback_active(chain: Chain) -> bool:
+    """KEDA's ScaledObject reports its fallback (status condition Fallback True: kedacore/keda v2.20.2
+    apis/keda/v1alpha1/condition_types.go)."""
+    so = chain.kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)
+    return any(c.get("type") == "Fallback" and c.get("status") == "True"
+               for c in so.get("status", {}).get("conditions") or [])
+
+
+def test_prometheus_stopped_keda_holds_the_replicas_and_the_chain_resumes_when_it_returns(
+        chain: Chain, rng: random.Random, timer: Timer) -> None:
+    """The platform's Prometheus stops and the load jumps to 8 GPUs: KEDA's query fails, its fallback
+    (`currentReplicasIfHigher`) holds the one replica instead of scaling on a made-up value, and the stack's
+    KedaScalerErrors expression is true on the Prometheus that keeps watching KEDA. Prometheus comes back (same
+    port, same TSDB) and the chain runs as in the step: replicas, Pending pods, a node, Ready pods."""
+    settings = chain.settings()
+    so = chain.kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)["spec"]
+    hold = (so["fallback"]["failureThreshold"] + 2) * so.get("pollingInterval", 30)
+    groups = chain.kube.get("prometheusrule", PLATFORM_RULES, "-n", MONITORING_NAMESPACE)["spec"]["groups"]
+    expr = next(r["expr"] for g in groups for r in g["rules"] if r.get("alert") == "KedaScalerErrors")
+    with timer.phase("scenario prometheus-stopped"):
+        start = chain.begin(rng)
+        base = chain.recorder.since(start.t)[0]
+        stopped = time.time()
+        chain.prom.stop()
+        t0 = chain.load.set(STEP)
+        fallback_seen = None
+        deadline = time.time() + hold
+        while time.time() < deadline:
+            if fallback_seen is None and fallback_active(chain):
+                fallback_seen = time.time()
+            time.sleep(1)
+        alert_true = bool(chain.keda_prom.query(expr))
+        held = [o.desired for o in chain.recorder.since(t0)]
+        chain.prom.start()
+        chain.prom.wait_ready()
+        restarted = time.time()
+        scraping = wait_for("the first scrape after the restart", lambda: first_sample_after(chain, stopped),
+                            timeout=60)
+        rec = chain.recorder
+        rec.wait("the HPA to ask for more replicas", lambda o: o.t > restarted and o.desired > 1, timeout=180)
+        rec.wait("a node ordered", lambda o: o.nodes >= 2, timeout=300)
+        rec.wait("every replica Ready", lambda o: o.nodes_ready >= 2 and o.pending == 0 and o.ready == o.desired,
+                 timeout=300)
+        end = chain.settle().t
+    sc = chain.record("prometheus-stopped", f"Prometheus stopped for {hold} s while the load jumps to {STEP:g} GPUs",
+                      start, t0, end, compared=("hpa_desired", "pods_pending", "node_ordered", "node_ready",
+                                                "pods_ready"),
+                      extra={"prometheus_stopped": stopped, "fallback": fallback_seen,
+                             "prometheus_back": restarted, "first_scrape_back": scraping},
+                      notes={"kedaScalerErrorsTrue": alert_true, "heldReplicas": sorted(set(held))},
+                      # Down until its first scrape: a restarted Prometheus loads its TSDB, reads its targets and
+                      # starts each scrape loop on the target's offset, up to a scrape interval after it is ready.
+                      # That time is measured (the environment's, like the nodes' boot times), not predicted.
+                      outages=((stopped, scraping - 1.0),))
+    print("\n" + table(sc), file=sys.stderr)
+    assert base.desired == 1 and base.nodes == settings.min_nodes, f"the scenario starts at rest, not {base}"
+    assert set(held) == {1}, f"the replicas moved while Prometheus was down: {sorted(set(held))}"
+    assert fallback_seen is not None, "KEDA never reported its fallback"
+    assert alert_true, f"KedaScalerErrors' expression was not true while the scaler failed: {expr}"
+    ev = sc.real_events()
+    assert ev["hpa_desired"] is not None and ev["hpa_desired"] > restarted
+    assert sc.real[-1].nodes == 2
+
+
+def test_the_what_if_predicts_the_chain_after_the_outage(chain: Chain) -> None:
+    sc = next(s for s in chain.scenarios if s.name == "prometheus-stopped")
+    assert not sc.disagreements(), "\n".join(sc.disagreements())
+
+
+@pytest.mark.parametrize("rule", sorted(WRONG_RULES))
+def test_a_wrong_rule_of_the_what_if_fails_the_comparison(chain: Chain, rule: str) -> None:
+    """A comparison that a wrong model passes proves nothing: each of e2e/wrong_rules.py's rules breaks the
+    agreement in at least one scenario of this run."""
+    wrong = []
+    for sc in chain.scenarios:
+        other = Scenario(sc.name, sc.title, sc.t0, sc.end, sc.threshold, sc.real, extra=sc.extra,
+                         compared=sc.compared, compared_values=sc.compared_values, tolerance=sc.tolerance,
+                         inputs=sc.inputs)
+        other.predict(WRONG_RULES[rule])
+        wrong += other.disagreements()
+    assert wrong, f"the what-if with '{rule}' still agrees with the real run in every scenario"
