@@ -1,6 +1,7 @@
 """The prod stack on the real engine and API server: what dev does not have (issue 15).
 
-Headroom placeholders in their `restricted` namespace, preempted by the real scheduler's priorities; the vLLM
+Headroom placeholders admitted in their `restricted` namespace, at the headroom priority class (a burst that
+preempts them is not run here: the autoscaling suite's dev has no headroom); the vLLM
 workload's Service, PodMonitor and hostPath model cache (a `privileged` namespace); the Alertmanager configuration
 Secret built from the receivers' secrets; a second preview with no changes.
 """
