@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,12 +208,16 @@ class Chain:
 
 
 @contextmanager
-def open_chain(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer, seed: int) -> Iterator[Chain]:
-    """Deploy dev with the run's overrides and start everything around it; stop it all afterwards."""
+def open_chain(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer, seed: int, *,
+               extra_overrides: Mapping[str, Any] | None = None,
+               extra_jobs: Callable[[Kube], list[dict[str, Any]]] | None = None) -> Iterator[Chain]:
+    """Deploy dev with the run's overrides (and `extra_overrides`: another suite's stack-file changes) and start
+    everything around it; stop it all afterwards. `extra_jobs(kube)`, called after `pulumi up`, gives the platform
+    Prometheus more scrape configs made from what the stack deployed."""
     from e2e.gpu_load import LiveDcgmExporter, LoadProfile
 
     port = free_port()
-    settings = overrides(port)
+    settings = {**overrides(port), **(extra_overrides or {})}
     with platform(STACK, tc, kube, workdir / "dev", overrides=settings) as ls:
         with timer.phase("up"):
             assert ls.up(on_output=lambda _: None).summary.result == "succeeded"
@@ -233,7 +237,7 @@ def open_chain(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer, seed: int
         exporter = LiveDcgmExporter(recorder, LoadProfile(), NAMESPACE, WORKLOAD, workdir / "dcgm-targets.json",
                                     GPU_OPERATOR_NAMESPACE, refresh=refresh)
         prom = platform_prometheus(kube, state, workdir / "prometheus", workdir / "dcgm-targets.json", port,
-                                   KEDA_METRICS)
+                                   KEDA_METRICS, extra_jobs(kube) if extra_jobs is not None else ())
         keda_prom = keda_errors_prometheus(kube, workdir / "prometheus-keda", KEDA_METRICS, timescale.FACTOR)
         cluster = cluster_name()
         pool, flags = Pool.from_gcore_api(workdir / "dev" / "gcore-api", cluster)

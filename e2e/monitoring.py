@@ -16,7 +16,7 @@ KEDA's ScaledObjects query this Prometheus (the stack's `monitoring.queryUrl` po
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,9 @@ def keda_operator_target(kube: Kube, metrics_address: str) -> Target:
 
 
 def platform_prometheus(kube: Kube, state: Mapping[str, Any], workdir: Path, targets_file: Path, port: int,
-                        keda_metrics: str) -> PrometheusServer:
-    """The platform's Prometheus (not started): intervals, scrape jobs and rules as the cluster would run them."""
+                        keda_metrics: str, extra_jobs: Sequence[Mapping[str, Any]] = ()) -> PrometheusServer:
+    """The platform's Prometheus (not started): intervals, scrape jobs and rules as the cluster would run them;
+    `extra_jobs` are more scrape configs of the stack's own monitors (a workload's PodMonitor)."""
     prom = kube.get("prometheus", "-n", MONITORING_NAMESPACE)["items"][0]["spec"]
     values = release_values(state, "gpu-operator-release")["dcgmExporter"]["serviceMonitor"]
     dcgm_jobs = service_monitor_scrape_configs(dcgm_service_monitor(values, GPU_OPERATOR_NAMESPACE), [],
@@ -67,7 +68,7 @@ def platform_prometheus(kube: Kube, state: Mapping[str, Any], workdir: Path, tar
     rules = kube.get("prometheusrule", PLATFORM_RULES, "-n", MONITORING_NAMESPACE)["spec"]["groups"]
     config = {"global": {"scrape_interval": prom.get("scrapeInterval", "30s"),
                          "evaluation_interval": prom.get("evaluationInterval", "30s")},
-              "scrape_configs": [*dcgm_jobs, *keda_jobs]}
+              "scrape_configs": [*dcgm_jobs, *keda_jobs, *extra_jobs]}
     return PrometheusServer(config, workdir, rules, port=port)
 
 

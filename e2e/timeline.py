@@ -163,8 +163,8 @@ def table(scenario: Scenario) -> str:
     return "\n".join(lines)
 
 
-def write(scenarios: Sequence[Scenario], out: Path, meta: Mapping[str, Any]) -> Path:
-    path = out / "timeline.json"
+def write(scenarios: Sequence[Scenario], out: Path, meta: Mapping[str, Any], name: str = "timeline.json") -> Path:
+    path = out / name
     path.write_text(json.dumps({**meta, "scenarios": [s.as_json() for s in scenarios]}, indent=1))
     return path
 

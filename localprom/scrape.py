@@ -178,3 +178,87 @@ def write_targets(path: Path, targets: Sequence[Target]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(static_targets(targets)))
     os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class PodTarget:
+    """One container port of a pod as Kubernetes discovery (role pod) would report it."""
+
+    address: str
+    namespace: str
+    pod: str
+    pod_labels: Mapping[str, str]
+    container: str
+    port_name: str
+    node: str
+    phase: str = "Running"
+
+    def meta_labels(self) -> dict[str, str]:
+        labels = {
+            "__meta_kubernetes_namespace": self.namespace,
+            "__meta_kubernetes_pod_name": self.pod,
+            "__meta_kubernetes_pod_container_name": self.container,
+            "__meta_kubernetes_pod_container_port_name": self.port_name,
+            "__meta_kubernetes_pod_node_name": self.node,
+            "__meta_kubernetes_pod_phase": self.phase,
+        }
+        for key, value in self.pod_labels.items():
+            labels[f"__meta_kubernetes_pod_label_{_meta(key)}"] = value
+            labels[f"__meta_kubernetes_pod_labelpresent_{_meta(key)}"] = "true"
+        return labels
+
+
+def pod_monitor_scrape_configs(pod_monitor: Mapping[str, Any], targets_file: Path) -> list[dict[str, Any]]:
+    """What prometheus-operator generates for a PodMonitor (pkg/prometheus/promcfg.go
+    `generatePodMonitorConfig`): one scrape config per `podMetricsEndpoints` item, named
+    `podMonitor/<namespace>/<name>/<i>`; pods in Failed or Succeeded dropped, the selector's labels and the port's
+    name kept, then the target labels `namespace`, `container`, `pod`, `job` (`<namespace>/<name>`) and
+    `endpoint` (the port's name), the endpoint's own relabelings after them. The targets come from
+    `targets_file` (`write_pod_targets`) in place of pod discovery."""
+    meta, spec = pod_monitor["metadata"], pod_monitor["spec"]
+    out = []
+    for i, endpoint in enumerate(spec["podMetricsEndpoints"]):
+        port = endpoint["port"]
+        relabel: list[dict[str, Any]] = [
+            {"source_labels": ["job"], "target_label": "__tmp_prometheus_job_name"},
+            {"action": "drop", "source_labels": ["__meta_kubernetes_pod_phase"], "regex": "(Failed|Succeeded)"},
+        ]
+        for key, value in spec["selector"].get("matchLabels", {}).items():
+            relabel.append({
+                "action": "keep",
+                "source_labels": [f"__meta_kubernetes_pod_label_{_meta(key)}",
+                                  f"__meta_kubernetes_pod_labelpresent_{_meta(key)}"],
+                "regex": f"({value});true",
+            })
+        relabel += [
+            {"action": "keep", "source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": port},
+            {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+            {"source_labels": ["__meta_kubernetes_pod_container_name"], "target_label": "container"},
+            {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+            {"target_label": "job", "replacement": f"{meta['namespace']}/{meta['name']}"},
+        ]
+        if spec.get("jobLabel"):
+            relabel.append({"source_labels": [f"__meta_kubernetes_pod_label_{_meta(spec['jobLabel'])}"],
+                            "target_label": "job", "regex": "(.+)", "replacement": "${1}"})
+        relabel.append({"target_label": "endpoint", "replacement": port})
+        relabel += [relabel_config(r) for r in endpoint.get("relabelings", [])]
+        config: dict[str, Any] = {
+            "job_name": f"podMonitor/{meta['namespace']}/{meta['name']}/{i}",
+            "honor_labels": bool(endpoint.get("honorLabels", False)),
+            "metrics_path": endpoint.get("path", "/metrics"),
+            "file_sd_configs": [{"files": [str(targets_file)]}],
+            "relabel_configs": relabel,
+        }
+        if endpoint.get("interval"):
+            config["scrape_interval"] = endpoint["interval"]
+        if endpoint.get("scrapeTimeout"):
+            config["scrape_timeout"] = endpoint["scrapeTimeout"]
+        out.append(config)
+    return out
+
+
+def write_pod_targets(path: Path, targets: Sequence[PodTarget]) -> None:
+    """Pod targets for `file_sd_configs`, replaced in one rename like `write_targets`."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps([{"targets": [t.address], "labels": t.meta_labels()} for t in targets]))
+    os.replace(tmp, path)
