@@ -22,7 +22,6 @@ Scenarios, in order on one cluster:
 from __future__ import annotations
 
 import copy
-import math
 import os
 import re
 import sys
@@ -38,11 +37,13 @@ import pytest
 from capacity.config import read_stack_file
 from capacity.service import ServiceModel
 from capacity.settings import HPA_TOLERANCE as TOLERANCE
+from e2e import serving_checks as checks
 from e2e import timescale
 from e2e.chain import NAMESPACE, NS, WORKLOAD, Chain, open_chain
 from e2e.gpu_load import LoadProfile
 from e2e.harness import Kube, Timer, wait_for
 from e2e.recorder import is_ready, parse_quantity
+from e2e.serving_checks import Reading, thin
 from e2e.timeline import Scenario, plot, table, write
 from e2e.vllm_load import LiveVllmExporter
 from localprom.scrape import pod_monitor_scrape_configs
@@ -65,8 +66,6 @@ MAX_REPLICAS = 8
 IDLE = 0.5  # GPUs of work on one replica: load 0.5, P90 TPOT 23.5 ms, ratio 0.47 (inside the band)
 RISE = 2.5  # beyond one GPU's knee: the backlog grows until replicas serve it
 SEED = int(os.environ.get("E2E_SEED", "21"))
-GUARDRAIL = "gpu-utilization"
-GUARDRAIL_TARGET = 100.0  # % per replica: the profile's guardrail (WorkloadConfig.gpu_target_utilization)
 
 
 def band() -> dict[str, float]:
@@ -112,37 +111,6 @@ def out_dir() -> Path:
 
 
 # --- the HPA's own readings ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One look at the HPA and the pods: what it asks for, what it read from each trigger, who serves."""
-
-    t: float
-    desired: int
-    current: int
-    ready: int
-    starting: int
-    values: dict[str, float]
-
-    def ask(self, trigger: str, ready: int | None = None) -> int:
-        """What a `Value` trigger asks for with `ready` pods serving (kubernetes replica_calculator.go
-        `getUsageRatioReplicaCount`): the current count inside the tolerance, else ceil(value × ready)."""
-        v = self.values[trigger]
-        if abs(1 - v) <= TOLERANCE:
-            return self.current
-        return math.ceil(v * (self.ready if ready is None else ready))
-
-    def recommendation(self) -> int:
-        """The HPA's recommendation before its behaviour: the largest ask of its metrics (horizontal.go
-        `computeReplicasForMetrics`); the GPU guardrail is AverageValue, reported per replica
-        (`GetExternalPerPodMetricReplicas`: ceil(total / target), the current count inside the tolerance)."""
-        asks = [self.ask(n) for n in self.values if n != GUARDRAIL]
-        if GUARDRAIL in self.values and self.current:
-            total = self.values[GUARDRAIL] * self.current
-            ratio = total / (GUARDRAIL_TARGET * self.current)
-            asks.append(self.current if abs(1 - ratio) <= TOLERANCE else math.ceil(total / GUARDRAIL_TARGET))
-        return max(asks, default=self.current)
 
 
 class HpaTrace:
@@ -222,16 +190,6 @@ class Serving:
         self.scenarios.append(sc)
         print("\n" + table_of(sc), file=sys.stderr)
         return sc
-
-
-def thin(readings: Sequence[Reading]) -> list[Reading]:
-    """The readings where something changed (the trace samples every 0.2 s)."""
-    out: list[Reading] = []
-    for r in readings:
-        if not out or (r.desired, r.current, r.ready, r.starting, r.values) != (
-                out[-1].desired, out[-1].current, out[-1].ready, out[-1].starting, out[-1].values):
-            out.append(r)
-    return out
 
 
 def table_of(sc: Scenario) -> str:
@@ -319,21 +277,16 @@ def test_the_profile_is_deployed_and_its_series_scraped_through_the_workloads_po
     assert not serving.chain.prom.query("vllm:gpu_cache_usage_perc"), "the name vLLM removed in 0.12"
 
 
+def replicas_needed(model: ServiceModel, demand: float) -> int:
+    """The fewest one-GPU replicas whose latency ratio under `demand` is at most the band's top (the service
+    model's, with no backlog): what a profile that never overshot would settle on."""
+    n = 1
+    while (model.ratio(*model.latency(demand / n, 0.0)) or 0.0) > model.band_up:
+        n += 1
+    return n
+
+
 # --- the scenarios ---------------------------------------------------------------------------------------------
-
-
-def starting_windows(readings: Sequence[Reading]) -> list[tuple[float, float]]:
-    """The intervals during which some of the workload's pods were bound but not yet Ready (loading)."""
-    out, begin = [], None
-    for r in readings:
-        if r.starting > 0 and begin is None:
-            begin = r.t
-        elif r.starting == 0 and begin is not None:
-            out.append((begin, r.t))
-            begin = None
-    if begin is not None:
-        out.append((begin, readings[-1].t))
-    return out
 
 
 def test_rising_load_scales_up_on_latency_and_queue_and_pods_loading_count_as_capacity(
@@ -355,38 +308,20 @@ def test_rising_load_scales_up_on_latency_and_queue_and_pods_loading_count_as_ca
             and r.values.get(lat, 2) <= 1 + TOLERANCE and ch.recorder.hpa_at_rest()), timeout=300)
         end = ch.settle(timeout=120).t
     readings = trace.since(t0)
-    windows = starting_windows(readings)
-    ups = [(a, b) for a, b in zip(readings, readings[1:], strict=False) if b.desired > a.desired]
+    windows = checks.starting_windows(readings)
+    ups = checks.scale_ups(readings)
     assert ups, "the HPA trace saw no scale-up"
     first_up = ups[0][1]
-    during = [(a, b) for a, b in ups if any(w0 <= b.t <= w1 for w0, w1 in windows) and b is not first_up]
-    # The HPA keeps the largest recommendation of its scale-down stabilisation window, and its status is sampled
-    # after the sync that wrote it: the asks of that window count.
+    during = checks.rounds_while_loading(readings)
     held = serving.workload.scale_down_stabilization_seconds / timescale.FACTOR + 1.0
-
-    def sized_by_ready(r: Reading) -> bool:
-        lately = [x for x in readings if r.t - held <= x.t <= r.t]
-        return any(r.desired <= max(x.ask(n, x.ready) for n in (lat, queue, serving_profile.KV_TRIGGER)
-                                    if n in x.values) for x in lately)
-    in_startup = [r for r in readings if r.starting > 0 and r.values]
-    # A round ordered while pods load is explained when, since the HPA set the count it grows from, a trigger's
-    # value rose or more pods came to serve: the same signal from the same pods must not ask again.
-    unexplained: list[tuple[Reading, Reading]] = []
-    since = readings[0]
-    for a, b in zip(readings, readings[1:], strict=False):
-        if b.desired == a.desired:
-            continue
-        if (a, b) in during:
-            rose = b.ready > since.ready or any(b.values.get(n, 0) > since.values.get(n, 0) * (1 + 1e-3)
-                                                for n in (lat, queue, serving_profile.KV_TRIGGER))
-            if not rose:
-                unexplained.append((since, b))
-        since = b
+    counted = checks.counted_loading_pods(readings, held)
+    unexplained = checks.unexplained_rounds(readings)
     sc = serving.record(
         "rising", f"{IDLE:g} -> {RISE:g} GPUs of work on one replica", start, t0, end,
         extra={"first_round": first.t, "first_round_serving": next(
             (r.t for r in readings if r.t > first.t and r.ready >= first.desired), None)},
         notes={"firstRound": first.desired, "peakDesired": max(r.desired for r in readings),
+               "replicasTheLoadNeeds": replicas_needed(serving.exporter.model, RISE),
                "roundsOrderedWhilePodsLoaded": [
                    {"t": round(b.t - t0, 1), "from": a.desired, "to": b.desired, "ready": b.ready,
                     "starting": b.starting, "values": b.values} for a, b in during],
@@ -396,9 +331,8 @@ def test_rising_load_scales_up_on_latency_and_queue_and_pods_loading_count_as_ca
     drivers = {n: r0.ask(n) for n in (lat, queue) if n in r0.values}
     assert max(drivers.values(), default=0) >= r0.desired, f"the first round was not the latency/queue ask: {r0}"
     assert r0.values.get("gpu-utilization", 0) / 100 <= r0.ready, "the guardrail asked for more than runs"
-    assert windows and in_startup, "no pod was seen loading its model"
-    assert all(sized_by_ready(r) for r in in_startup), (
-        "the HPA counted pods still loading as load: " + str([r for r in in_startup if not sized_by_ready(r)][:3]))
+    assert windows, "no pod was seen loading its model"
+    assert not counted, f"the HPA counted pods still loading as serving ones: {counted[:3]}"
     assert not unexplained, f"a second round for the same signal while pods loaded: {unexplained}"
     assert sc.real[-1].desired == sc.real[-1].ready > base.desired
 
@@ -426,7 +360,7 @@ def test_steady_load_inside_the_band_changes_no_replica(serving: Serving, timer:
                                                "hpaSyncs": round((end - t0) / timescale.HPA_SYNC_SECONDS)})
     assert after is not None and b.scale_down <= after <= b.scale_up, f"ratio {after} outside the band"
     assert {r.desired for r in readings} == {replicas}, "a replica change inside the band"
-    assert all(abs(1 - r.values[lat]) <= TOLERANCE for r in readings if lat in r.values), "left the band"
+    assert not checks.left_the_band(readings, lat), "the latency trigger left the band"
     assert readings[-1].values.get(lat) == 1.0, "the latency trigger does not read the band's 1"
     assert min(o.ready for o in sc.real) == replicas
 
@@ -448,16 +382,17 @@ def test_load_removed_scales_in_to_min_replicas_after_the_stabilisation_window(
         time.sleep(3)  # and staying there (the HPA reports TooFewReplicas at minReplicas, never at rest)
         end = time.time()
     readings = trace.since(t0)
-    lower = next((r.t for r in readings if r.recommendation() < r.current), None)
+    lower = checks.first_lower_recommendation(readings)
     sc = serving.record("removed", f"load removed: {serving.demand.changes[-2][1]:g} -> 0 GPUs", start, t0, end,
                         extra={"recommendation_lower": lower},
                         notes={"stabilisationWindow": window})
     ev = sc.real_events()
     assert base.desired > serving.workload.min_replicas
-    assert lower is not None and ev["scale_down"] is not None
+    down = checks.first_scale_down(readings)
+    assert lower is not None and down is not None and ev["scale_down"] is not None
     # The HPA scales down to the largest recommendation of the window: the first step comes a window after the
     # first lower recommendation (less the trace's 0.2 s sampling and the 0.5 s sync).
-    assert ev["scale_down"] - lower >= window - 1.0, "scaled down before the stabilisation window"
+    assert down - lower >= window - 1.0, "scaled down before the stabilisation window"
     final = readings[-1]
     assert all(v == 0.0 for v in final.values.values()), final.values
     assert sc.real[-1].desired == sc.real[-1].ready == serving.workload.min_replicas

@@ -1,0 +1,143 @@
+"""What e2e/test_serving_chain.py asserts about the real HPA, as functions of its recorded readings, so the fast
+suite can replay a recording (tests/test_serving_chain_replay.py) and show that each check fails on an HPA that
+breaks the rule it guards.
+
+A `Reading` is one look (every 0.2 s) at the HPA KEDA made from the serving profile's ScaledObject and at the
+workload's pods: the desired and current counts, the value the HPA read from each trigger (its
+`status.currentMetrics`), and how many pods serve (Ready) or load their model (bound, not Ready).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from capacity.settings import HPA_TOLERANCE as TOLERANCE
+from stacknames import SERVING_TRIGGER_NAMES
+
+GUARDRAIL = "gpu-utilization"
+#: % per replica: the profile's guardrail (WorkloadConfig.gpu_target_utilization).
+GUARDRAIL_TARGET = 100.0
+#: The triggers that size a round by the pods that serve (metric type Value).
+SIZING = SERVING_TRIGGER_NAMES
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One look at the HPA and the pods: what it asks for, what it read from each trigger, who serves."""
+
+    t: float
+    desired: int
+    current: int
+    ready: int
+    starting: int
+    values: dict[str, float]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Reading:
+        return cls(float(doc["t"]), int(doc["desired"]), int(doc["current"]), int(doc["ready"]),
+                   int(doc["starting"]), {k: float(v) for k, v in doc["values"].items()})
+
+    def ask(self, trigger: str, ready: int | None = None) -> int:
+        """What a `Value` trigger asks for with `ready` pods serving (kubernetes replica_calculator.go
+        `getUsageRatioReplicaCount`): the current count inside the tolerance, else ceil(value × ready)."""
+        v = self.values[trigger]
+        if abs(1 - v) <= TOLERANCE:
+            return self.current
+        return math.ceil(v * (self.ready if ready is None else ready))
+
+    def recommendation(self) -> int:
+        """The HPA's recommendation before its behaviour: the largest ask of its metrics (horizontal.go
+        `computeReplicasForMetrics`); the GPU guardrail is AverageValue, reported per replica
+        (`GetExternalPerPodMetricReplicas`: ceil(total / target), the current count inside the tolerance)."""
+        asks = [self.ask(n) for n in self.values if n != GUARDRAIL]
+        if GUARDRAIL in self.values and self.current:
+            total = self.values[GUARDRAIL] * self.current
+            ratio = total / (GUARDRAIL_TARGET * self.current)
+            asks.append(self.current if abs(1 - ratio) <= TOLERANCE else math.ceil(total / GUARDRAIL_TARGET))
+        return max(asks, default=self.current)
+
+
+def thin(readings: Iterable[Reading]) -> list[Reading]:
+    """The readings where something changed."""
+    out: list[Reading] = []
+    for r in readings:
+        if not out or (r.desired, r.current, r.ready, r.starting, r.values) != (
+                out[-1].desired, out[-1].current, out[-1].ready, out[-1].starting, out[-1].values):
+            out.append(r)
+    return out
+
+
+def starting_windows(readings: Sequence[Reading]) -> list[tuple[float, float]]:
+    """The intervals during which some of the workload's pods were bound but not yet Ready (loading)."""
+    out, begin = [], None
+    for r in readings:
+        if r.starting > 0 and begin is None:
+            begin = r.t
+        elif r.starting == 0 and begin is not None:
+            out.append((begin, r.t))
+            begin = None
+    if begin is not None:
+        out.append((begin, readings[-1].t))
+    return out
+
+
+def scale_ups(readings: Sequence[Reading]) -> list[tuple[Reading, Reading]]:
+    return [(a, b) for a, b in zip(readings, readings[1:], strict=False) if b.desired > a.desired]
+
+
+def rounds_while_loading(readings: Sequence[Reading]) -> list[tuple[Reading, Reading]]:
+    """Every scale-up but the first that the HPA ordered while pods were loading their model."""
+    windows = starting_windows(readings)
+    ups = scale_ups(readings)
+    return [(a, b) for a, b in ups[1:] if any(w0 <= b.t <= w1 for w0, w1 in windows)]
+
+
+def counted_loading_pods(readings: Sequence[Reading], held: float) -> list[Reading]:
+    """Readings during a start-up whose desired count exceeds what the serving triggers ask with the Ready pods
+    (ceil(value × Ready)): an HPA that counted loading pods as serving ones would ask ceil(value × replicas).
+    `held`: the HPA keeps the largest recommendation of its scale-down stabilisation window, and its status is
+    sampled after the sync that wrote it, so the asks of that window count."""
+    out = []
+    for r in readings:
+        if r.starting == 0 or not r.values:
+            continue
+        lately = [x for x in readings if r.t - held <= x.t <= r.t]
+        if not any(r.desired <= max((x.ask(n, x.ready) for n in SIZING if n in x.values), default=0)
+                   for x in lately):
+            out.append(r)
+    return out
+
+
+def unexplained_rounds(readings: Sequence[Reading]) -> list[tuple[Reading, Reading]]:
+    """Rounds ordered while pods load for which, since the HPA set the count it grows from, neither a trigger's
+    value rose nor did more pods come to serve: a second round for the same signal from the same pods."""
+    during = rounds_while_loading(readings)
+    out: list[tuple[Reading, Reading]] = []
+    since = readings[0]
+    for a, b in zip(readings, readings[1:], strict=False):
+        if b.desired == a.desired:
+            continue
+        if (a, b) in during:
+            rose = b.ready > since.ready or any(b.values.get(n, 0) > since.values.get(n, 0) * (1 + 1e-3)
+                                                for n in SIZING)
+            if not rose:
+                out.append((since, b))
+        since = b
+    return out
+
+
+def first_lower_recommendation(readings: Sequence[Reading]) -> float | None:
+    """When the HPA's recommendation first fell below the replicas it had (the load removed reaching it)."""
+    return next((r.t for r in readings if r.recommendation() < r.current), None)
+
+
+def first_scale_down(readings: Sequence[Reading]) -> float | None:
+    return next((b.t for a, b in zip(readings, readings[1:], strict=False) if b.desired < a.desired), None)
+
+
+def left_the_band(readings: Sequence[Reading], trigger: str) -> list[Reading]:
+    """Readings whose latency value is outside the HPA's tolerance around its target 1 (it would act)."""
+    return [r for r in readings if trigger in r.values and abs(1 - r.values[trigger]) > TOLERANCE]

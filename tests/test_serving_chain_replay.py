@@ -1,0 +1,105 @@
+"""A recorded run of e2e/test_serving_chain.py (the serving profile on the real KEDA and HPA), replayed through the
+checks that suite makes (e2e/serving_checks.py), and each check shown to fail on an HPA that breaks its rule.
+
+The recording is `$E2E_OUT/serving-timeline.json` of a run on the toolchain (`E2E_FILES=e2e/test_serving_chain.py
+bash scripts/e2e.sh`), copied to tests/fixtures/serving_chain/: each scenario keeps the HPA's readings (its desired
+and current counts, the value it read from each trigger, the Ready and loading pods). A change to the checks that
+stops them catching the broken HPAs below fails here without the toolchain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capacity.config import read_stack_file
+from e2e import serving_checks as checks
+from e2e import timescale
+from e2e.serving_checks import SIZING, Reading
+from renderers.serving_profile import LATENCY_TRIGGER
+from stackconfig import load_stack_config
+
+RECORDING = Path(__file__).parent / "fixtures" / "serving_chain" / "serving-timeline.json"
+
+
+def doc() -> dict[str, Any]:
+    return dict(json.loads(RECORDING.read_text()))
+
+
+def scenario(name: str) -> dict[str, Any]:
+    return next(s for s in doc()["scenarios"] if s["scenario"] == name)
+
+
+def readings(name: str) -> list[Reading]:
+    return [Reading.from_json(r) for r in scenario(name)["notes"]["hpaReadings"]]
+
+
+def held() -> float:
+    """Dev's scale-down stabilisation window on the run's clock, plus the HPA's sync and the trace's sampling."""
+    w = load_stack_config(read_stack_file("dev")).workloads[0]
+    return w.scale_down_stabilization_seconds / timescale.FACTOR + 1.0
+
+
+def test_the_recorded_rise_sized_every_round_by_the_pods_that_serve() -> None:
+    r = readings("rising")
+    assert checks.starting_windows(r), "no pod loaded its model in the recording"
+    assert checks.rounds_while_loading(r), "the recording has no round ordered while pods loaded"
+    assert not checks.counted_loading_pods(r, held())
+    assert not checks.unexplained_rounds(r)
+
+
+def test_an_hpa_that_counts_loading_pods_as_serving_ones_is_caught() -> None:
+    """Such an HPA asks ceil(value × all replicas) while pods load (an AverageValue trigger on replicas × ratio
+    behaves so): more than the serving pods' ask."""
+    def counting(x: Reading) -> Reading:
+        if x.starting == 0:
+            return x
+        v = max((x.values[n] for n in SIZING if n in x.values), default=0.0)
+        return replace(x, desired=max(x.desired, math.ceil(v * (x.ready + x.starting))))
+    assert checks.counted_loading_pods([counting(x) for x in readings("rising")], held())
+
+
+def test_a_second_round_for_the_same_signal_is_caught() -> None:
+    """One more pod ordered in the middle of the first start-up, with the same values from the same pods."""
+    r = readings("rising")
+    w0, w1 = checks.starting_windows(r)[0]
+    i = next(i for i, x in enumerate(r) if x.t > (w0 + w1) / 2)
+    extra = replace(r[i - 1], t=(r[i - 1].t + r[i].t) / 2, desired=r[i - 1].desired + 1)
+    again = [*r[:i], extra, *[replace(x, desired=max(x.desired, extra.desired)) for x in r[i:]]]
+    assert checks.unexplained_rounds(again)
+
+
+def test_the_recorded_scale_in_waited_for_the_stabilisation_window() -> None:
+    r = readings("removed")
+    lower, down = checks.first_lower_recommendation(r), checks.first_scale_down(r)
+    assert lower is not None and down is not None
+    assert down - lower >= held() - 2.0
+    assert r[-1].desired == 1 and all(v == 0.0 for v in r[-1].values.values())
+
+
+def test_a_scale_in_without_the_window_is_caught() -> None:
+    """An HPA without the stabilisation window follows its recommendation at once."""
+    r = readings("removed")
+    lower = checks.first_lower_recommendation(r)
+    assert lower is not None
+    eager = [replace(x, desired=max(1, min(x.desired, x.recommendation()))) if x.t >= lower else x for x in r]
+    down = checks.first_scale_down(eager)
+    assert down is not None and down - lower < held() - 2.0
+
+
+@pytest.mark.parametrize("band_value", [None, 1.2, 0.8])
+def test_the_steady_state_held_the_band_and_leaving_it_is_caught(band_value: float | None) -> None:
+    """The recording's latency trigger read the band's 1 throughout; a value out of the HPA's tolerance (a band
+    that puts healthy latency above or below it) is caught."""
+    r = readings("steady")
+    assert len({x.desired for x in r}) == 1
+    if band_value is None:
+        assert not checks.left_the_band(r, LATENCY_TRIGGER)
+    else:
+        moved = [replace(x, values={**x.values, LATENCY_TRIGGER: band_value}) for x in r]
+        assert checks.left_the_band(moved, LATENCY_TRIGGER)
