@@ -74,24 +74,6 @@ def test_a_second_round_for_the_same_signal_is_caught() -> None:
     assert checks.unexplained_rounds(again)
 
 
-def test_the_recorded_scale_in_waited_for_the_stabilisation_window() -> None:
-    r = readings("removed")
-    lower, down = checks.first_lower_recommendation(r), checks.first_scale_down(r)
-    assert lower is not None and down is not None
-    assert down - lower >= held() - 2.0
-    assert r[-1].desired == 1 and all(v == 0.0 for v in r[-1].values.values())
-
-
-def test_a_scale_in_without_the_window_is_caught() -> None:
-    """An HPA without the stabilisation window follows its recommendation at once."""
-    r = readings("removed")
-    lower = checks.first_lower_recommendation(r)
-    assert lower is not None
-    eager = [replace(x, desired=max(1, min(x.desired, x.recommendation()))) if x.t >= lower else x for x in r]
-    down = checks.first_scale_down(eager)
-    assert down is not None and down - lower < held() - 2.0
-
-
 @pytest.mark.parametrize("band_value", [None, 1.2, 0.8])
 def test_the_steady_state_held_the_band_and_leaving_it_is_caught(band_value: float | None) -> None:
     """The recording's latency trigger read the band's 1 throughout; a value out of the HPA's tolerance (a band
