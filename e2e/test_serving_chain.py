@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +193,8 @@ class Serving:
 
 
 def table_of(sc: Scenario) -> str:
-    lines = [table(sc).replace("   * compared within ±0.0 s", "").rstrip()]
+    brief = replace(sc, notes={k: v for k, v in sc.notes.items() if k not in ("hpaReadings", "model")})
+    lines = [line for line in table(brief).splitlines() if "compared within" not in line]
     lines.append(f"   {'t':>7} {'desired':>7} {'ready':>5} {'starting':>8}  trigger values")
     shown: dict[str, Any] | None = None
     for r in sc.notes["hpaReadings"]:
@@ -204,7 +205,7 @@ def table_of(sc: Scenario) -> str:
         shown = r
         values = ", ".join(f"{k} {v:.3g}" for k, v in r["values"].items())
         lines.append(f"   {r['t'] - sc.t0:+7.1f} {r['desired']:>7} {r['ready']:>5} {r['starting']:>8}  {values}")
-    return "\n".join(line for line in lines if "hpaReadings" not in line and "model:" not in line)
+    return "\n".join(lines)
 
 
 def pod_monitor_jobs(kube: Kube, targets_file: Path) -> list[dict[str, Any]]:

@@ -69,9 +69,29 @@ def test_a_second_round_for_the_same_signal_is_caught() -> None:
     r = readings("rising")
     w0, w1 = checks.starting_windows(r)[0]
     i = next(i for i, x in enumerate(r) if x.t > (w0 + w1) / 2)
-    extra = replace(r[i - 1], t=(r[i - 1].t + r[i].t) / 2, desired=r[i - 1].desired + 1)
+    # The signal and the pods exactly as when the HPA set the count it holds.
+    set_at = next(x for k, x in reversed(list(enumerate(r[:i]))) if k == 0 or r[k - 1].desired != x.desired)
+    extra = replace(set_at, t=(r[i - 1].t + r[i].t) / 2, desired=r[i - 1].desired + 1)
     again = [*r[:i], extra, *[replace(x, desired=max(x.desired, extra.desired)) for x in r[i:]]]
     assert checks.unexplained_rounds(again)
+
+
+def test_the_recorded_scale_in_waited_for_the_stabilisation_window() -> None:
+    r = readings("removed")
+    lower, down = checks.first_lower_recommendation(r), checks.first_scale_down(r)
+    assert lower is not None and down is not None
+    assert down - lower >= held() - 2.0
+    assert r[-1].desired == 1 and all(v == 0.0 for v in r[-1].values.values())
+
+
+def test_a_scale_in_without_the_window_is_caught() -> None:
+    """An HPA without the stabilisation window follows its recommendation at once."""
+    r = readings("removed")
+    lower = checks.first_lower_recommendation(r)
+    assert lower is not None
+    eager = [replace(x, desired=max(1, min(x.desired, x.recommendation()))) if x.t >= lower else x for x in r]
+    down = checks.first_scale_down(eager)
+    assert down is not None and down - lower < held() - 2.0
 
 
 @pytest.mark.parametrize("band_value", [None, 1.2, 0.8])
