@@ -44,7 +44,7 @@ from e2e.gpu_load import LoadProfile
 from e2e.recorder import Recorder, is_ready
 from e2e.standin_autoscaler import pod_gpus
 from localprom.dcgm import serve_metrics, stop_servers
-from localprom.scrape import PodTarget, write_pod_targets
+from localprom.scrape import PodTarget, write_targets
 from stackconfig.engines import EngineMetrics
 from tests.vllm_history import MODEL, TPOT_BUCKETS, TTFT_BUCKETS
 
@@ -144,7 +144,7 @@ class LiveVllmExporter:
         self.service = Service(self.model, 4)
 
     def start(self) -> LiveVllmExporter:
-        write_pod_targets(self.targets_file, [])
+        write_targets(self.targets_file, [])
         threading.Thread(target=self._run, name="vllm exporter", daemon=True).start()
         return self
 
@@ -194,7 +194,7 @@ class LiveVllmExporter:
                 engine.running = s.load * BATCH_AT_KNEE * pod_gpus(pod)
                 engine.kv_cache = s.load
             if changed:
-                write_pod_targets(self.targets_file, self.targets())
+                write_targets(self.targets_file, self.targets())
         stop_servers(gone)
 
     def _body_of(self, uid: str) -> Any:

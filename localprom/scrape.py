@@ -148,32 +148,41 @@ def service_monitor_scrape_configs(
             {"action": "drop", "source_labels": ["__meta_kubernetes_pod_phase"], "regex": "(Failed|Succeeded)"},
             {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "job", "replacement": "${1}"},
         ]
-        if spec.get("jobLabel"):
-            relabel.append({"source_labels": [f"__meta_kubernetes_service_label_{_meta(spec['jobLabel'])}"],
-                            "target_label": "job", "regex": "(.+)", "replacement": "${1}"})
-        relabel.append({"target_label": "endpoint", "replacement": port})
-        relabel += [relabel_config(r) for r in endpoint.get("relabelings", [])]
-        config: dict[str, Any] = {
-            "job_name": f"serviceMonitor/{meta['namespace']}/{meta['name']}/{i}",
-            "honor_labels": bool(endpoint.get("honorLabels", False)),
-            "metrics_path": endpoint.get("path", "/metrics"),
-            **({"file_sd_configs": [{"files": [str(targets_file)]}]} if targets_file is not None else
-               {"static_configs": static_targets(targets)}),
-            "relabel_configs": relabel,
-        }
-        if endpoint.get("interval"):
-            config["scrape_interval"] = endpoint["interval"]
-        if endpoint.get("scrapeTimeout"):
-            config["scrape_timeout"] = endpoint["scrapeTimeout"]
-        out.append(config)
+        discovery = ({"file_sd_configs": [{"files": [str(targets_file)]}]} if targets_file is not None else
+                     {"static_configs": static_targets(targets)})
+        out.append(_job(f"serviceMonitor/{meta['namespace']}/{meta['name']}/{i}", spec, "service", endpoint,
+                        relabel, discovery))
     return out
 
 
-def static_targets(targets: Sequence[Target]) -> list[dict[str, Any]]:
+def _job(name: str, spec: Mapping[str, Any], role: str, endpoint: Mapping[str, Any],
+         relabel: list[dict[str, Any]], discovery: Mapping[str, Any]) -> dict[str, Any]:
+    """The end every monitor's scrape config shares: the `jobLabel` (from the `role`'s labels), the `endpoint`
+    target label, the endpoint's own relabelings, then path, honorLabels, interval and timeout."""
+    if spec.get("jobLabel"):
+        relabel.append({"source_labels": [f"__meta_kubernetes_{role}_label_{_meta(spec['jobLabel'])}"],
+                        "target_label": "job", "regex": "(.+)", "replacement": "${1}"})
+    relabel.append({"target_label": "endpoint", "replacement": endpoint["port"]})
+    relabel += [relabel_config(r) for r in endpoint.get("relabelings", [])]
+    config: dict[str, Any] = {
+        "job_name": name,
+        "honor_labels": bool(endpoint.get("honorLabels", False)),
+        "metrics_path": endpoint.get("path", "/metrics"),
+        **discovery,
+        "relabel_configs": relabel,
+    }
+    if endpoint.get("interval"):
+        config["scrape_interval"] = endpoint["interval"]
+    if endpoint.get("scrapeTimeout"):
+        config["scrape_timeout"] = endpoint["scrapeTimeout"]
+    return config
+
+
+def static_targets(targets: Sequence[Target | PodTarget]) -> list[dict[str, Any]]:
     return [{"targets": [t.address], "labels": t.meta_labels()} for t in targets]
 
 
-def write_targets(path: Path, targets: Sequence[Target]) -> None:
+def write_targets(path: Path, targets: Sequence[Target | PodTarget]) -> None:
     """The targets for `file_sd_configs`, replaced in one rename so Prometheus never reads half a file."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(static_targets(targets)))
@@ -214,7 +223,7 @@ def pod_monitor_scrape_configs(pod_monitor: Mapping[str, Any], targets_file: Pat
     `podMonitor/<namespace>/<name>/<i>`; pods in Failed or Succeeded dropped, the selector's labels and the port's
     name kept, then the target labels `namespace`, `container`, `pod`, `job` (`<namespace>/<name>`) and
     `endpoint` (the port's name), the endpoint's own relabelings after them. The targets come from
-    `targets_file` (`write_pod_targets`) in place of pod discovery."""
+    `targets_file` (`write_targets`) in place of pod discovery."""
     meta, spec = pod_monitor["metadata"], pod_monitor["spec"]
     out = []
     for i, endpoint in enumerate(spec["podMetricsEndpoints"]):
@@ -237,28 +246,7 @@ def pod_monitor_scrape_configs(pod_monitor: Mapping[str, Any], targets_file: Pat
             {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
             {"target_label": "job", "replacement": f"{meta['namespace']}/{meta['name']}"},
         ]
-        if spec.get("jobLabel"):
-            relabel.append({"source_labels": [f"__meta_kubernetes_pod_label_{_meta(spec['jobLabel'])}"],
-                            "target_label": "job", "regex": "(.+)", "replacement": "${1}"})
-        relabel.append({"target_label": "endpoint", "replacement": port})
-        relabel += [relabel_config(r) for r in endpoint.get("relabelings", [])]
-        config: dict[str, Any] = {
-            "job_name": f"podMonitor/{meta['namespace']}/{meta['name']}/{i}",
-            "honor_labels": bool(endpoint.get("honorLabels", False)),
-            "metrics_path": endpoint.get("path", "/metrics"),
-            "file_sd_configs": [{"files": [str(targets_file)]}],
-            "relabel_configs": relabel,
-        }
-        if endpoint.get("interval"):
-            config["scrape_interval"] = endpoint["interval"]
-        if endpoint.get("scrapeTimeout"):
-            config["scrape_timeout"] = endpoint["scrapeTimeout"]
-        out.append(config)
+        out.append(_job(f"podMonitor/{meta['namespace']}/{meta['name']}/{i}", spec, "pod", endpoint, relabel,
+                        {"file_sd_configs": [{"files": [str(targets_file)]}]}))
     return out
 
-
-def write_pod_targets(path: Path, targets: Sequence[PodTarget]) -> None:
-    """Pod targets for `file_sd_configs`, replaced in one rename like `write_targets`."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps([{"targets": [t.address], "labels": t.meta_labels()} for t in targets]))
-    os.replace(tmp, path)
