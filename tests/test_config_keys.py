@@ -135,6 +135,7 @@ CHANGES: dict[str, Change] = {
     "gpuPool.labels": Change({"gpuPool.labels": {"platform.gcore-gpu/pool": "gpu", "team": "ml"}}),
     "gpuPool.taints": Change({"gpuPool.taints": {"nvidia.com/gpu": "present:NoExecute"}}),
     "gpuPool.provisionMinutes": Change({"gpuPool.provisionMinutes": 50}),
+    "gpuPool.gpuReadyGate": Change({"gpuPool.gpuReadyGate": False}),
     "systemPool.enabled": Change({"systemPool.enabled": False}, {"gpuPool.taints": {}, "systemPool.maxNodes": None}),
     "systemPool.name": Change({"systemPool.name": "sys"}),
     "systemPool.flavor": Change({"systemPool.flavor": "g1-standard-8-16"}),
@@ -353,6 +354,12 @@ WHERE: dict[str, tuple[str, ...]] = {
         f"{ALERTS}[GpuPodPendingTooLong].for",
     ),
     "gpuPool.publicIpv4": (f"{CLUSTER}.pools[gpu].isPublicIpv4",),
+    # Off: no start-up taint sent to Gcore, none tolerated by the operands, and no gate DaemonSet (nor its RBAC).
+    "gpuPool.gpuReadyGate": (
+        f"{CLUSTER}.pools[gpu].taints.startup-taint.cluster-autoscaler.kubernetes.io/gpu-not-ready",
+        "gpu-operator-release.inputs.values.daemonsets.tolerations",
+        "gpu-operator-gate-gpu", "gpu-operator-gate-role", "gpu-operator-gate-account", "gpu-operator-gate-binding",
+    ),
     "gpuPool.taints": (
         f"{CLUSTER}.pools[gpu].taints.nvidia.com/gpu",
         f"{POD}.tolerations[0].effect",
