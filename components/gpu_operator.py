@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.kube import AddonRelease
 from renderers.chart_values import gpu_operator_values
-from renderers.gpu_ready_gate import Gate, cluster_role_rules, daemonset_spec, labels
+from renderers.gpu_ready_gate import Gate, binding_spec, cluster_role_rules, daemonset_spec, labels
 from stackconfig import versions
 from stacknames import GPU_OPERATOR_NAMESPACE, GPU_READY_GATE_NAME, PLATFORM_LABELS
 
@@ -55,10 +55,8 @@ class GpuOperator(AddonRelease):
             f"{name}-gate-account", metadata={**meta, "namespace": self.namespace}, opts=child)
         role = k8s.rbac.v1.ClusterRole(f"{name}-gate-role", metadata=meta, rules=cluster_role_rules(), opts=child)
         binding = k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-gate-binding", metadata=meta,
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.metadata.name},
-            subjects=[{"kind": "ServiceAccount", "name": account.metadata.name, "namespace": self.namespace}],
-            opts=child)
+            f"{name}-gate-binding", metadata=meta, **binding_spec(args.namespace),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, account]))
         for gate in args.gates:
             self.gates[gate.pool] = k8s.apps.v1.DaemonSet(
                 f"{name}-gate-{gate.pool}",

@@ -125,3 +125,9 @@ def daemonset_spec(gate: Gate, image: str, service_account: str = GPU_READY_GATE
 
 def cluster_role_rules() -> list[dict[str, Any]]:
     return [dict(rule) for rule in RBAC_RULES]
+
+
+def binding_spec(namespace: str) -> dict[str, Any]:
+    """The ClusterRoleBinding's `roleRef` and `subjects`: the gates' one ClusterRole to their one ServiceAccount."""
+    return {"role_ref": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": GPU_READY_GATE_NAME},
+            "subjects": [{"kind": "ServiceAccount", "name": GPU_READY_GATE_NAME, "namespace": namespace}]}

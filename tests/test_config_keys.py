@@ -136,7 +136,8 @@ CHANGES: dict[str, Change] = {
     "gpuPool.taints": Change({"gpuPool.taints": {"nvidia.com/gpu": "present:NoExecute"}}),
     "gpuPool.provisionMinutes": Change({"gpuPool.provisionMinutes": 50}),
     "gpuPool.gpuReadyGate": Change({"gpuPool.gpuReadyGate": False}),
-    "systemPool.enabled": Change({"systemPool.enabled": False}, {"gpuPool.taints": {}, "systemPool.maxNodes": None}),
+    "systemPool.enabled": Change({"systemPool.enabled": False},
+                                 {"gpuPool.taints": {}, "gpuPool.gpuReadyGate": False, "systemPool.maxNodes": None}),
     "systemPool.name": Change({"systemPool.name": "sys"}),
     "systemPool.flavor": Change({"systemPool.flavor": "g1-standard-8-16"}),
     "systemPool.minNodes": Change({"systemPool.minNodes": 2}),
@@ -663,7 +664,7 @@ def test_the_removed_autohealing_key_is_refused_with_the_reason() -> None:
     ("paths", "key", "fragment"),
     [
         ({"systemPool.enabled": False, "systemPool.flavor": "g1-standard-8-16", "systemPool.maxNodes": None,
-          "gpuPool.taints": {}},
+          "gpuPool.taints": {}, "gpuPool.gpuReadyGate": False},
          "systemPool.flavor", "systemPool.enabled is false"),
         ({"monitoring.storageClass": "ssd"}, "monitoring.storageClass", "without monitoring.storageSize"),
         ({"workloads.0.cooldownPeriod": 600}, "workloads[0].cooldownPeriod", "only applies when scaling to zero"),

@@ -107,11 +107,26 @@ def system_pool_problems(cfg: StackConfig) -> list[Problem]:
         if s.max_nodes < s.min_nodes:
             out.append(Problem("systemPool.maxNodes", s.max_nodes, f"is below systemPool.minNodes ({s.min_nodes})",
                                f"set systemPool.maxNodes to at least {s.min_nodes}"))
-    elif all(any(spec.endswith((":NoSchedule", ":NoExecute")) for spec in p.taints.values()) for p in cfg.pools):
+    elif all(_repels(p.taints) for p in cfg.pools):
         out.append(Problem("systemPool.enabled", False,
                            "leaves only tainted GPU pools, so KEDA, Prometheus and the operators cannot schedule",
                            "keep the system pool, or remove a GPU pool's NoSchedule/NoExecute taints"))
+    elif all(_repels(p.node_taints) for p in cfg.pools):
+        # The untainted pools are all gated: the GPU Operator's own Deployment has nowhere to run until a gate
+        # opens, and no gate opens before the operator has made the GPUs allocatable.
+        for key, p in zip(cfg.pool_keys, cfg.pools, strict=True):
+            if not _repels(p.taints):
+                out.append(Problem(f"{key}.gpuReadyGate", True,
+                                   "with systemPool.enabled: false leaves the GPU Operator itself nowhere to run: "
+                                   "its nodes register with the start-up taint, which only the gate removes, once "
+                                   "the operator has made their GPUs allocatable",
+                                   f"set {key}.gpuReadyGate: false, or keep the system pool"))
     return out
+
+
+def _repels(taints: dict[str, str]) -> bool:
+    """Whether a pod that tolerates none of these taints is kept off the node."""
+    return any(spec.endswith((":NoSchedule", ":NoExecute")) for spec in taints.values())
 
 
 def flavor_problems(cfg: StackConfig) -> list[Problem]:
