@@ -246,3 +246,29 @@ def test_a_cheaper_setting_that_serves_its_users_worse_does_not_dominate_the_sta
     assert dominated(98.5, 0.985) is not None  # cheaper, less unserved, and its users served as well
     assert dominated(97.5, 0.985) is None  # worse on the tuning part
     assert dominated(98.5, 0.975) is None  # worse over the whole trace
+
+
+def test_the_tuners_table_shows_attainment_and_the_static_pools_share_for_a_profile() -> None:
+    import json
+
+    from capacity.tune_cli import table
+
+    def entry(cost: float, billed: float, attained: float | None) -> dict[str, Any]:
+        e: dict[str, Any] = {"costPerMonth": cost, "gpuHoursUnserved": 1.0, "gpuHoursDemand": 100.0,
+                             "gpuHoursBilled": billed, "peakNodes": 2,
+                             "timeToCapacityMinutes": {"p95": 3.0, "max": 4.0},
+                             "serviceLevel": {"p95TimeToCapacityMinutes": 3.0, "maxTimeToCapacityMinutes": 4.0,
+                                              "met": True}}
+        if attained is not None:
+            e["serving"] = {"objectiveAttainment": attained}
+        return e
+
+    part = {"current": entry(900, 700, 0.978), "recommended": entry(800, 500, 0.972),
+            "oracle": entry(700, 500, None), "static": {**entry(1000, 1000, None), "maxNodes": 4}}
+    lines = table("tuning part", json.loads(json.dumps(part)))
+    (attained,) = [line for line in lines if line.startswith("latency objective attainment")]
+    assert "97.80%" in attained and "97.20%" in attained
+    (billed,) = [line for line in lines if line.startswith("GPU-hours billed (× static)")]
+    assert "700 (0.70×)" in billed and "500 (0.50×)" in billed
+    plain = {k: {kk: vv for kk, vv in v.items() if kk != "serving"} for k, v in part.items()}
+    assert not any("attainment" in line for line in table("tuning part", plain))
