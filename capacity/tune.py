@@ -55,7 +55,7 @@ from capacity.level import attainment_percent, resolve_level
 from capacity.search import Built, Evaluator, Point, Progress, Search
 from capacity.settings import SimSettings
 from capacity.space import Candidate, Learned, Space, floor_cost_per_month
-from capacity.trace import Segment, segments, trace_start
+from capacity.trace import _part, _split, segments, trace_start
 
 
 @dataclass
@@ -72,28 +72,6 @@ class Outcome:
     jobs: int
 
 
-def _split(segs: Sequence[Segment], hold_out: float) -> float:
-    """Where the held-out part starts (seconds): whole days on a trace of 3 days or more, whole hours on one of
-    3 hours or more, whole minutes otherwise."""
-    end = segs[-1].end
-    cut = end * (1 - hold_out)
-    for unit in (86400, 3600, 60):
-        if end >= 3 * unit:
-            cut = round(cut / unit) * unit
-            break
-    return min(max(cut, 600.0), end - 600.0)
-
-
-def _part(segs: Sequence[Segment], start: float, end: float) -> list[Segment]:
-    """Segments between `start` and `end`, re-based to start at 0."""
-    out = []
-    for s in segs:
-        a, b = max(s.start, start), min(s.end, end)
-        if b > a:
-            out.append(Segment(a - start, b - start, s.gpus))
-    return out
-
-
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
@@ -104,6 +82,10 @@ def _default_timezone(stack: Stack) -> str:
     for sch in (*w.schedules, *(headroom.schedules if headroom else ())):
         return sch.timezone
     return "UTC"
+
+
+#: The note when no setting without a cron window exists to compare with (the summary says so instead).
+WINDOWS_HELD = "no setting without a cron window to compare with: --keep holds the headroom's own windows"
 
 
 def _lead_seconds(s: SimSettings) -> float:
@@ -215,6 +197,9 @@ class Tuner:
                 k = dataclasses.replace(k, values=([],), current=None if k.stack_value else 0, coarse=(0,))
             elif k.path == f"{self.stack.pool}.headroom":
                 keep = [i for i, v in enumerate(k.values) if not (isinstance(v, dict) and v.get("schedules"))]
+                if not keep:  # `--keep` holds the headroom's own windows: no setting is without a window
+                    self.say(WINDOWS_HELD)
+                    return None, None, None
                 current = keep.index(k.current) if k.current in keep else None
                 k = dataclasses.replace(k, values=tuple(k.values[i] for i in keep), current=current,
                                         coarse=tuple(sorted({0, *(keep.index(i) for i in k.coarse if i in keep)})))

@@ -34,7 +34,7 @@ from capacity.search import MIN_SAVING, Level, Point
 from capacity.space import Range
 from capacity.stackedit import edited, scalar, unified_diff
 from capacity.trace import TraceError
-from capacity.tune import Outcome, Tuner
+from capacity.tune import WINDOWS_HELD, Outcome, Tuner
 from offline.engine import ROOT
 from stackconfig import ConfigError, Problem, load_stack_config
 from stackconfig.stackfile import project_name
@@ -335,7 +335,7 @@ def summary(out: Outcome, diff: str) -> str:
                          f"USD/month): {without}")
         else:
             lines.append(f"the cron windows buy {saving:,.0f} USD/month against reactive scaling alone: {without}")
-    else:
+    elif WINDOWS_HELD not in out.notes:
         lines.append("the recommendation has no cron window: reactive scaling alone was cheapest on this trace")
     loose = min((p for p in out.points if p.unserved_pct <= lv["maxUnservedPercent"] + 1e-9),
                 key=lambda p: (p.cost, p.cand), default=None)

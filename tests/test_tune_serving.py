@@ -272,3 +272,19 @@ def test_the_tuners_table_shows_attainment_and_the_static_pools_share_for_a_prof
     assert "700 (0.70×)" in billed and "500 (0.50×)" in billed
     plain = {k: {kk: vv for kk, vv in v.items() if kk != "serving"} for k, v in part.items()}
     assert not any("attainment" in line for line in table("tuning part", plain))
+
+
+def test_held_headroom_windows_leave_no_reactive_comparison_and_no_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--keep gpuPool.headroom` on prod holds its weekday window: every setting has a cron window, so there is no
+    setting without one to compare with (the reactive search once indexed an empty ladder here)."""
+    trace = tmp_path / "days.csv"
+    trace.write_text("minute,requests\n" + "".join(f"{m},{6 if 600 <= m % 1440 < 720 else 2}\n"
+                                                  for m in range(0, 3 * 1440, 10)))
+    status = main(["prod", "--quiet", "--trace", str(trace), "--column", "requests", "--per-gpu", "1",
+                   "--hold-out", "0", "--reorderings", "0", "--keep", "gpuPool.headroom"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "no setting without a cron window to compare with: --keep holds the headroom's own windows" in out
+    assert "reactive scaling alone was cheapest" not in out
