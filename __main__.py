@@ -23,8 +23,9 @@ from program.config import secret_config, stack_config
 from program.outputs import stack_outputs
 from renderers import alertmanager_config, chart_values, dashboards, rule_groups, workload_specs
 from renderers.gcore_cluster import autoscaler_config
+from renderers.gpu_ready_gate import Gate
 from renderers.placement import PoolPlacement
-from stackconfig import secret_config_keys
+from stackconfig import secret_config_keys, versions
 from stacknames import CLUSTER_COMPONENT as CLUSTER
 from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE
 
@@ -71,8 +72,11 @@ in_cluster = pulumi.ResourceOptions(
 mirror = cfg.charts.mirror
 
 # The three releases are independent of each other: Pulumi installs them in parallel.
+gates = [Gate.of(p) for p in pools if p.gpu_ready_gate]
 gpu_operator = GpuOperator(
-    "gpu-operator", GpuOperatorArgs(cfg.charts.gpu_operator, [p.taints for p in pools], mirror=mirror),
+    "gpu-operator",
+    GpuOperatorArgs(cfg.charts.gpu_operator, [p.node_taints for p in pools], mirror=mirror, gates=gates,
+                    kubectl_image=versions.kubectl_image(cfg.cluster.minor) if gates else ""),
     opts=in_cluster,
 )
 keda = Keda("keda", KedaArgs(cfg.charts.keda, mirror=mirror), opts=in_cluster)

@@ -54,6 +54,19 @@ GPU_RESOURCE = "nvidia.com/gpu"
 #: say they can be interrupted, land on capacity Gcore may reclaim.
 SPOT_TAINT_KEY = "platform.gcore-gpu/spot"
 SPOT_TAINT_SPEC = "true:NoSchedule"
+#: The prefix that makes the Cluster Autoscaler treat a Ready node as not ready yet, still coming with its node group's
+#: template capacity, and drop the taint from that template (kubernetes/autoscaler cluster-autoscaler
+#: utils/taints/taints.go `StartupTaintPrefix`, `FilterOutNodesWithStartupTaints`, `SanitizeTaints`; FAQ.md "How can
+#: I use startup taints / status taints").
+STARTUP_TAINT_PREFIX = "startup-taint.cluster-autoscaler.kubernetes.io/"
+#: A GPU pool's nodes register with this taint (`gpuReadyGate`, on by default) until the gate DaemonSet sees all their
+#: GPUs allocatable: the autoscaler then counts a Ready node whose GPU Operator is still installing as coming, not as
+#: a full node beside which Pending GPU pods need another (kubernetes/autoscaler#461, NVIDIA/gpu-operator#708).
+#: Workloads and placeholders never tolerate it; the GPU Operator's operands and node-exporter do.
+GPU_READY_TAINT_KEY = STARTUP_TAINT_PREFIX + "gpu-not-ready"
+GPU_READY_TAINT_SPEC = "true:NoSchedule"
+#: The gate DaemonSet (and its ServiceAccount, ClusterRole and binding), in the GPU Operator's namespace.
+GPU_READY_GATE_NAME = "gpu-ready-gate"
 
 # --- priorities -------------------------------------------------------------------------------------------------
 

@@ -16,6 +16,11 @@ import math
 from capacity.state import ClusterState, Node
 from stackconfig.packing import first_fit_decreasing
 
+#: cluster-autoscaler clusterstate/clusterstate.go `MaxNodeStartupTime` (15 min): a registered node that is not ready
+#: (a start-up taint makes it so: utils/taints/taints.go `FilterOutNodesWithStartupTaints`) counts as coming
+#: (`GetUpcomingNodes`: NotStarted) for this long after it registered, and as unready, not coming, after that.
+MAX_NODE_STARTUP = 15 * 60
+
 
 class Autoscaler:
     """The autoscaler's own memory: its last scale-up and delete, and since when each node has been unneeded."""
@@ -32,9 +37,11 @@ class Autoscaler:
         pending = [p for p in state.pods() if p.node is None and p.priority >= s.expendable_cutoff]
         if pending and t >= state.backoff_until:
             # Coming nodes absorb pods first; a registered node without allocatable GPUs is one of them only when the
-            # autoscaler knows its GPUs are on the way (SimSettings.gpu_aware_autoscaler).
+            # autoscaler knows its GPUs are on the way (SimSettings.gpu_aware_autoscaler), and only for
+            # MAX_NODE_STARTUP after it registered: then it is unready, no longer coming.
             coming = [n.free() for n in state.nodes
-                      if (n.gpus_at if s.gpu_aware_autoscaler else n.registered) > t]
+                      if (n.gpus_at > t and t < n.registered + MAX_NODE_STARTUP if s.gpu_aware_autoscaler
+                          else n.registered > t)]
             bins = first_fit_decreasing([p.gpus for p in pending], coming, open_size=s.gpus_per_node)
             assert bins is not None  # with open_size every pod finds a bin
             add = min(len(bins) - len(coming), s.max_nodes - len(state.nodes))

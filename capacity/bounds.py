@@ -26,6 +26,8 @@ from capacity.search import Level
 from capacity.settings import CA_DEFAULTS, SimSettings
 from capacity.space import (
     LEARNED_LEVELS,
+    SCALE_UP,
+    SERVING_HELD,
     NodeBounds,
     Range,
     Space,
@@ -83,6 +85,8 @@ class Stack:
         self.index = next(i for i, w in enumerate(self.cfg.workloads) if w.name == workload.name)
         self.name = workload.name
         self.prefix = f"workloads.{self.index}"
+        #: The workload scales on a serving profile: tuned on its band, judged on its latency objective.
+        self.serving = workload.serving is not None
         #: The workload's pool (the one the tuner changes): its index among the pools and its stack-file path.
         own = stackfile.workload_pool(self.cfg, workload)
         self.pool_index = next(i for i, p in enumerate(self.cfg.pools) if p == own)
@@ -119,10 +123,13 @@ def build_space(stack: Stack, request: Request, bounds: Bounds, shape: shapes.Sh
     cfg, raw = stack.cfg, stack.raw
     pool, w = stack.pool_of(cfg), cfg.workloads[stack.index]
     raw_w = raw["workloads"][stack.index]
-    effective = {"minReplicas": w.min_replicas, "maxReplicas": w.max_replicas,
-                 "targetUtilization": w.target_utilization,
-                 "scaleDownStabilizationSeconds": w.scale_down_stabilization_seconds,
-                 "schedules": raw_w.get("schedules") or []}
+    effective: dict[str, Any] = {"minReplicas": w.min_replicas, "maxReplicas": w.max_replicas,
+                                 "scaleDownStabilizationSeconds": w.scale_down_stabilization_seconds,
+                                 "schedules": raw_w.get("schedules") or []}
+    if w.serving is not None:
+        effective["band"] = {"scaleUp": w.serving.band.scale_up, "scaleDown": w.serving.band.scale_down}
+    else:
+        effective["targetUtilization"] = w.target_utilization
     flags = {**CA_DEFAULTS, **autoscaler_config(cfg.pools, cfg.workloads, cfg.cluster.autoscaler)}
     raw_headroom = stack.raw_pool().get("headroom")
     knobs = [
@@ -191,10 +198,27 @@ class Bounds:
 
 
 def check_paths(stack: Stack, request: Request) -> None:
-    paths = tunable_paths(stack.pool, stack.prefix, CLUSTER)
+    serving = stack.serving
+    paths = tunable_paths(stack.pool, stack.prefix, CLUSTER, serving)
     problems = []
     for option, path in [*(("--range", p) for p in request.ranges), *(("--keep", p) for p in request.keep)]:
-        if path not in paths:
+        key = path.removeprefix(f"{stack.prefix}.")
+        held = next((k for k in SERVING_HELD if key == k or key.startswith(k + ".")), None)
+        if serving and key == "targetUtilization":
+            problems.append(Problem(option, path, f"is not a setting of workload {stack.name!r}: it scales on its "
+                                    "serving profile, where the config model refuses targetUtilization (GPU "
+                                    "utilisation is only its guardrail, at 100 %)",
+                                    f"tune the profile's band instead: {option} {stack.prefix}.{SCALE_UP}"
+                                    + ("=0.5..0.8" if option == "--range" else "")))
+        elif serving and held is not None:
+            problems.append(Problem(option, path, f"is not a setting the tuner changes: {stack.prefix}.{held} "
+                                    f"{SERVING_HELD[held]}", f"use one of: {', '.join(paths)}"))
+        elif not serving and key.startswith("serving."):
+            problems.append(Problem(option, path, f"is not a setting of workload {stack.name!r}: it has no serving "
+                                    "profile (it scales on GPU utilisation)",
+                                    f"tune {stack.prefix}.targetUtilization, or give the workload a serving profile "
+                                    "first (docs/serving-workloads.md#serving-profile)"))
+        elif path not in paths:
             problems.append(Problem(option, path, f"is not a setting the tuner changes (workload {stack.name!r} is "
                                     f"{stack.prefix})", f"use one of: {', '.join(paths)}"))
         elif option == "--range" and path.endswith((".headroom", ".schedules")):

@@ -243,6 +243,9 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         gpu_ready_range=seconds_range(whatif.gpu_ready_minutes),
         pod_start=whatif.pod_start_seconds,
         price_per_gpu_hour=pool.price_per_gpu_hour,
+        # The pool's GPU-ready gate is what makes the autoscaler count a Ready node without allocatable GPUs as
+        # coming; without it the replay orders the duplicates an unaware autoscaler orders (SimSettings).
+        gpu_aware_autoscaler=pool.gpu_ready_gate,
         start=datetime.fromisoformat(whatif.start),
         **headroom_kwargs,
         **_service_kwargs(workload, round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL))),

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from capacity.level import Level, attainment_percent
 from capacity.settings import SimSettings
 from capacity.sim import simulate
 from capacity.space import CHOICE, Candidate, Space
@@ -26,25 +27,11 @@ from capacity.trace import Segment
 
 #: A change whose saving is below this share of the cost is not worth a line in the stack file.
 MIN_SAVING = 0.005
+__all__ = ["MIN_SAVING", "Built", "Evaluator", "Level", "Point", "Search", "attainment_percent"]
+
 #: Reorderings are simulated this many at a time, and a candidate stops at the first chunk that misses the level:
 #: a fixed number, so that the search (and its result) is the same for any number of processes.
 STRESS_CHUNK = 2
-
-
-@dataclass(frozen=True)
-class Level:
-    """The service level: unserved demand (% of the demand) and the p95 time to capacity within reach."""
-
-    max_unserved_pct: float
-    p95_minutes: float
-
-    def met(self, unserved_pct: float, p95: float) -> bool:
-        return unserved_pct <= self.max_unserved_pct + 1e-9 and p95 <= self.p95_minutes + 1e-9
-
-    def violation(self, unserved_pct: float, p95: float) -> float:
-        """How far from the level, in multiples of it (0 when met): ranks settings when none meets it."""
-        return (max(0.0, unserved_pct - self.max_unserved_pct) / max(self.max_unserved_pct, 0.01)
-                + max(0.0, p95 - self.p95_minutes) / max(self.p95_minutes, 0.5))
 
 
 @dataclass(frozen=True)
@@ -73,8 +60,10 @@ class Point:
     met_trace: bool
     met: bool
     violation: float
-    #: The reorderings' (unserved %, p95) where they were simulated (only for settings that could win).
-    stress: tuple[tuple[float, float], ...] = ()
+    #: The reorderings' (unserved %, p95, attainment %) where they were simulated (only for settings that could win).
+    stress: tuple[tuple[float, float, float | None], ...] = ()
+    #: Latency-objective attainment in % (None: no serving profile).
+    attainment_pct: float | None = None
 
     def key(self) -> tuple[Any, ...]:
         """Met first, by cost; otherwise by how far from the level. Ties: fewer changes, then the candidate."""
@@ -231,7 +220,7 @@ class Search:
             for i in range(0, len(self.stress), group):
                 chunk = self.stress[i:i + group]
                 results += self.evaluator.run([(built.settings, part, built.clip) for part in chunk], tick)
-                if not all(self.level.met(*self._sl(built, r)[1:3]) for r in results):
+                if not all(self.level.met(*self._judged(built, r)) for r in results):
                     break
             out[n] = self.stressed(points[n], built, results)
             if out[n].met:
@@ -244,17 +233,23 @@ class Search:
         ttc = r["timeToCapacityMinutes"]
         return unserved, pct, ttc["p95"], ttc["max"]
 
+    def _judged(self, built: Built, r: dict[str, Any]) -> tuple[float, float, float | None]:
+        """(unserved %, p95 within reach, attainment %): what the level is judged on."""
+        _, pct, p95, _ = self._sl(built, r)
+        return pct, p95, attainment_percent(r)
+
     def point(self, cand: Candidate, built: Built, r: dict[str, Any]) -> Point:
         unserved, pct, p95, longest = self._sl(built, r)
-        met = self.level.met(pct, p95)
+        attained = attainment_percent(r)
+        met = self.level.met(pct, p95, attained)
         return Point(cand, built.changes, r["costPerMonth"], unserved, pct, p95, longest, r["peakNodes"], met, met,
-                     self.level.violation(pct, p95))
+                     self.level.violation(pct, p95, attained), attainment_pct=attained)
 
     def stressed(self, point: Point, built: Built, results: Sequence[dict[str, Any]]) -> Point:
-        figures = [self._sl(built, r)[1:3] for r in results]
+        figures = [self._judged(built, r) for r in results]
         met = point.met_trace and len(figures) == len(self.stress) and all(
-            self.level.met(pct, p95) for pct, p95 in figures)
-        worst = max((self.level.violation(pct, p95) for pct, p95 in figures), default=0.0)
+            self.level.met(*f) for f in figures)
+        worst = max((self.level.violation(*f) for f in figures), default=0.0)
         return dataclasses.replace(point, met=met, violation=max(point.violation, worst), stress=tuple(figures))
 
     def run(self, extra: Sequence[Candidate] = (), phase: str = "", starts: tuple[int, int] = (2, 1)) -> Point | None:

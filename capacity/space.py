@@ -28,7 +28,7 @@ from typing import Any
 
 from capacity.settings import go_duration_seconds
 
-INT, DURATION, CHOICE = "int", "duration", "choice"
+INT, NUMBER, DURATION, CHOICE = "int", "number", "duration", "choice"
 #: The autoscaler timings the tuner moves (kubernetes/autoscaler cluster-autoscaler/FAQ.md): how long a node
 #: must be unneeded before removal, and how long after a scale-up nothing is removed.
 UNNEEDED = "scale-down-unneeded-time"
@@ -45,6 +45,26 @@ LEARNED_LEVELS = (0.5, 0.75, 0.9, 1.0)
 COARSE_TARGETS = (30, 40, 50, 60, 75, 90)
 #: Integer ladders longer than this are thinned to roughly geometric steps.
 MAX_INT_STEPS = 24
+#: A serving profile's hysteresis band on the latency ratio P90 / objective (stackconfig/serving.py `BandConfig`):
+#: above `scaleUp` replicas are added, below `scaleDown` removed. The band is the profile's policy, what it
+#: trades cost against attainment with, so the tuner moves it; the config model refuses scaleDown ≥ scaleUp.
+SCALE_UP, SCALE_DOWN = "serving.band.scaleUp", "serving.band.scaleDown"
+BAND_UP = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+BAND_DOWN = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+COARSE_BAND_UP = (0.5, 0.8)
+#: The profile's other keys, which the tuner never moves, and why (the message of a --range or --keep on them).
+SERVING_HELD = {
+    "serving.engine": "names the model server whose metrics the triggers read: a fact of the deployment",
+    "serving.perGpu": "is measured (`vllm bench serve`): what one GPU delivers is a fact, not a setting",
+    "serving.latencyObjective": "is what the attainment is judged against: tuning it would move the goal",
+    "serving.longestRequest": "is measured (the engine's longest request) and sizes the drain, which the what-if "
+                              "does not model",
+    "serving.queuePerReplica": "drives the queue trigger, which the what-if's service model cannot replay (it has no "
+                               "request count, capacity/service.py), so the tuner cannot weigh it",
+    "serving.kvCacheUsage": "is where the engine's KV cache counts as saturated; above it vLLM preempts requests, "
+                            "which the service model does not model, so the tuner can weigh only its cost, not its "
+                            "risk",
+}
 
 
 @dataclass(frozen=True)
@@ -291,22 +311,34 @@ def headroom_knob(prefix: str, headroom: Mapping[str, Any] | None, pod_gpus: int
 def workload_knobs(prefix: str, w: Mapping[str, Any], min_replicas_low: int, max_replicas_high: int,
                    levels: Sequence[float], ranges: Mapping[str, Range]) -> list[Knob]:
     """The scaling settings of one workload (`w`: its effective values, camelCase), minReplicas from
-    `min_replicas_low` (replica_low) and maxReplicas up to `max_replicas_high` (what fits the widest pool)."""
+    `min_replicas_low` (replica_low) and maxReplicas up to `max_replicas_high` (what fits the widest pool). A
+    workload with a serving profile (`w["band"]` set) is tuned on its band, never on `targetUtilization` (which
+    the config model refuses beside a profile)."""
     own_min, own_max = int(w["minReplicas"]), int(w["maxReplicas"])
     lo_min = min_replicas_low
     _, hi_min = ranges.get(f"{prefix}.minReplicas", Range()).clamp(lo_min, max_replicas_high)
     lo_max, hi_max = ranges.get(f"{prefix}.maxReplicas", Range()).clamp(max(lo_min, 1), max_replicas_high)
     hi_min = min(hi_min, hi_max)
-    lo_t, hi_t = ranges.get(f"{prefix}.targetUtilization", Range()).clamp(min(TARGETS), max(TARGETS))
     lo_s, hi_s = ranges.get(f"{prefix}.scaleDownStabilizationSeconds", Range()).clamp(0, max(STABILIZATION_SECONDS))
-    own_t, own_s = w["targetUtilization"], int(w["scaleDownStabilizationSeconds"])
+    own_s = int(w["scaleDownStabilizationSeconds"])
     schedules = list(w.get("schedules") or [])
     choices: list[Any] = [schedules] + ([[]] if schedules else []) + [Learned(q) for q in levels]
+    band = w.get("band")
+    if band is None:
+        lo_t, hi_t = ranges.get(f"{prefix}.targetUtilization", Range()).clamp(min(TARGETS), max(TARGETS))
+        own_t = w["targetUtilization"]
+        drive = [_numeric_knob(f"{prefix}.targetUtilization", INT, _between(TARGETS, lo_t, hi_t, own_t), own_t,
+                               COARSE_TARGETS)]
+    else:
+        drive = []
+        for key, ladder, coarse in ((SCALE_UP, BAND_UP, COARSE_BAND_UP), (SCALE_DOWN, BAND_DOWN, ())):
+            path, own = f"{prefix}.{key}", float(band[key.rsplit(".", 1)[1]])
+            low, high = ranges.get(path, Range()).clamp(min(ladder), max(ladder))
+            drive.append(_numeric_knob(path, NUMBER, _between(ladder, low, high, own), own, coarse))
     return [
         _numeric_knob(f"{prefix}.minReplicas", INT, int_ladder(int(lo_min), int(hi_min), own_min), own_min),
         _numeric_knob(f"{prefix}.maxReplicas", INT, int_ladder(int(lo_max), int(hi_max), own_max), own_max),
-        _numeric_knob(f"{prefix}.targetUtilization", INT, _between(TARGETS, lo_t, hi_t, own_t), own_t,
-                      COARSE_TARGETS),
+        *drive,
         _numeric_knob(f"{prefix}.scaleDownStabilizationSeconds", INT,
                       _between(STABILIZATION_SECONDS, lo_s, hi_s, own_s), own_s),
         Knob(f"{prefix}.schedules", CHOICE, tuple(choices), 0, tuple(range(len(choices))), schedules),
@@ -324,10 +356,11 @@ def autoscaler_knobs(prefix: str, effective: Mapping[str, str], ranges: Mapping[
     return out
 
 
-def tunable_paths(pool: str, workload: str, cluster: str) -> tuple[str, ...]:
-    """Every path `--range` and `--keep` accept, for the messages."""
+def tunable_paths(pool: str, workload: str, cluster: str, serving: bool = False) -> tuple[str, ...]:
+    """Every path `--range` and `--keep` accept, for the messages (`serving`: the workload has a profile)."""
+    drive = (f"{workload}.{SCALE_UP}", f"{workload}.{SCALE_DOWN}") if serving else (f"{workload}.targetUtilization",)
     return (f"{pool}.minNodes", f"{pool}.maxNodes", f"{pool}.headroom", f"{workload}.minReplicas",
-            f"{workload}.maxReplicas", f"{workload}.targetUtilization", f"{workload}.scaleDownStabilizationSeconds",
+            f"{workload}.maxReplicas", *drive, f"{workload}.scaleDownStabilizationSeconds",
             f"{workload}.schedules", f"{cluster}.{UNNEEDED}", f"{cluster}.{DELAY_AFTER_ADD}")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -209,3 +209,25 @@ def trace_start(path: Path) -> datetime | None:
     text = row.get("time") or ""
     stamp = None if _number(text) is not None else _timestamp(text)
     return stamp if stamp is not None and stamp.tzinfo is not None else None
+
+
+def _split(segs: Sequence[Segment], hold_out: float) -> float:
+    """Where the held-out part starts (seconds): whole days on a trace of 3 days or more, whole hours on one of
+    3 hours or more, whole minutes otherwise."""
+    end = segs[-1].end
+    cut = end * (1 - hold_out)
+    for unit in (86400, 3600, 60):
+        if end >= 3 * unit:
+            cut = round(cut / unit) * unit
+            break
+    return min(max(cut, 600.0), end - 600.0)
+
+
+def _part(segs: Sequence[Segment], start: float, end: float) -> list[Segment]:
+    """Segments between `start` and `end`, re-based to start at 0."""
+    out = []
+    for s in segs:
+        a, b = max(s.start, start), min(s.end, end)
+        if b > a:
+            out.append(Segment(a - start, b - start, s.gpus))
+    return out

@@ -16,6 +16,13 @@ The service level (`Level`) has two parts, both judged per part of the trace:
   cap. Cost, nodes and replicas are therefore those of the uncapped run, and its unserved demand is the capped
   run's plus the demand above the cap (`tests/test_tune.py` checks both). The table also shows the what-if's own
   p95 and max over every episode.
+
+A workload with a serving profile (`workloads[].serving`, docs/serving-workloads.md) is judged on what its users
+feel instead of the time to capacity: the latency objective's attainment (capacity/service.py: the share of the
+demand that arrived while both P90s were within the objective) must reach `--min-attainment` (default 97 %, issue
+21's aim), with the unserved level as well. Its runs are not capped: the demand above the most GPUs any setting
+can give still waits in the backlog after the peak, so a capped run would count as served within the objective
+what its users waited for (and attainment is judged on all the demand, as `python -m capacity` reports it).
 """
 
 from __future__ import annotations
@@ -44,10 +51,11 @@ from capacity.bounds import (
     unmeetable,
 )
 from capacity.cli import trace_source
+from capacity.level import attainment_percent, resolve_level
 from capacity.search import Built, Evaluator, Point, Progress, Search
 from capacity.settings import SimSettings
 from capacity.space import Candidate, Learned, Space, floor_cost_per_month
-from capacity.trace import Segment, segments, trace_start
+from capacity.trace import _part, _split, segments, trace_start
 
 
 @dataclass
@@ -64,28 +72,6 @@ class Outcome:
     jobs: int
 
 
-def _split(segs: Sequence[Segment], hold_out: float) -> float:
-    """Where the held-out part starts (seconds): whole days on a trace of 3 days or more, whole hours on one of
-    3 hours or more, whole minutes otherwise."""
-    end = segs[-1].end
-    cut = end * (1 - hold_out)
-    for unit in (86400, 3600, 60):
-        if end >= 3 * unit:
-            cut = round(cut / unit) * unit
-            break
-    return min(max(cut, 600.0), end - 600.0)
-
-
-def _part(segs: Sequence[Segment], start: float, end: float) -> list[Segment]:
-    """Segments between `start` and `end`, re-based to start at 0."""
-    out = []
-    for s in segs:
-        a, b = max(s.start, start), min(s.end, end)
-        if b > a:
-            out.append(Segment(a - start, b - start, s.gpus))
-    return out
-
-
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
@@ -96,6 +82,10 @@ def _default_timezone(stack: Stack) -> str:
     for sch in (*w.schedules, *(headroom.schedules if headroom else ())):
         return sch.timezone
     return "UTC"
+
+
+#: The note when no setting without a cron window exists to compare with (the summary says so instead).
+WINDOWS_HELD = "no setting without a cron window to compare with: --keep holds the headroom's own windows"
 
 
 def _lead_seconds(s: SimSettings) -> float:
@@ -112,6 +102,8 @@ class Tuner:
         self.note = note or (lambda _: None)
         self.notes: list[str] = []
         self.stack = Stack(request)
+        level = resolve_level(self.stack.serving, self.stack.name, request.level)
+        self.request = request = dataclasses.replace(request, level=level)
         whatif = self.stack.whatif
         trace = request.trace or whatif.trace
         self.column, self.per_gpu, self.path = trace_source(trace, request.column, request.per_gpu, whatif,
@@ -164,7 +156,7 @@ class Tuner:
             if cfg is None:
                 return None
             s = stack.settings(cfg)
-            clip = max(bounds.cap, s.max_replicas * s.gpus_per_pod)
+            clip = math.inf if stack.serving else max(bounds.cap, s.max_replicas * s.gpus_per_pod)
             return Built(s, clip, floor_cost_per_month(s.min_nodes, gpn, s.price_per_gpu_hour), changes)
 
         return build
@@ -205,6 +197,9 @@ class Tuner:
                 k = dataclasses.replace(k, values=([],), current=None if k.stack_value else 0, coarse=(0,))
             elif k.path == f"{self.stack.pool}.headroom":
                 keep = [i for i, v in enumerate(k.values) if not (isinstance(v, dict) and v.get("schedules"))]
+                if not keep:  # `--keep` holds the headroom's own windows: no setting is without a window
+                    self.say(WINDOWS_HELD)
+                    return None, None, None
                 current = keep.index(k.current) if k.current in keep else None
                 k = dataclasses.replace(k, values=tuple(k.values[i] for i in keep), current=current,
                                         coarse=tuple(sorted({0, *(keep.index(i) for i in k.coarse if i in keep)})))
@@ -263,7 +258,8 @@ class Tuner:
             assert built is not None
             result = self.report(ev, built, current, split, end, reactive_best, searches)
             result["recommended"]["serviceLevel"]["reorderings"] = [
-                {"unservedPercent": pct, "p95TimeToCapacityMinutes": p95} for pct, p95 in best.stress]
+                {"unservedPercent": pct, "p95TimeToCapacityMinutes": p95,
+                 **({"objectiveAttainmentPercent": att} if att is not None else {})} for pct, p95, att in best.stress]
         seconds = time.perf_counter() - began
         phases: dict[str, int] = {}
         for srch in searches:
@@ -280,13 +276,25 @@ class Tuner:
     def not_met(self, closest: Point | None, space: Space) -> Exception:
         level = self.request.level
         held = [k.path for k in space.knobs if len(k.values) == 1]
-        why = ("no setting tried within the bounds meets it" + (
-            f"; the closest leaves {closest.unserved_pct:.3g} % unserved with a p95 time to capacity of "
-            f"{closest.p95:.1f} min within reach" if closest else ""))
+        if level.min_attainment_pct is not None:
+            closest_text = (f"; the closest leaves {closest.unserved_pct:.3g} % unserved and meets the latency "
+                            f"objective for {closest.attainment_pct or 0:.2f} % of the demand" if closest else "")
+            option = "--max-unserved/--min-attainment"
+            value = f"{level.max_unserved_pct:g}% / {level.min_attainment_pct:g}%"
+        else:
+            closest_text = (f"; the closest leaves {closest.unserved_pct:.3g} % unserved with a p95 time to capacity "
+                            f"of {closest.p95:.1f} min within reach" if closest else "")
+            option = "--max-unserved/--p95-time-to-capacity"
+            value = f"{level.max_unserved_pct:g}% / {level.p95_minutes:g}m"
+        why = "no setting tried within the bounds meets it" + closest_text
         fix = (f"let the tuner move {', '.join(held)} (no --keep, wider --range)" if held else
                "relax the level, or raise the quota (--max-nodes)")
-        return _problem("--max-unserved/--p95-time-to-capacity",
-                        f"{level.max_unserved_pct:g}% / {level.p95_minutes:g}m", f"cannot be met: {why}", fix)
+        if level.min_attainment_pct is not None and closest is not None and closest.attainment_pct is not None \
+                and not held:
+            reach = math.floor(closest.attainment_pct * 10) / 10
+            fix = (f"give a lower --min-attainment (the closest setting reaches {reach:g}%: --min-attainment "
+                   f"{reach:g}%), or raise the quota (--max-nodes)")
+        return _problem(option, value, f"cannot be met: {why}", fix)
 
     def entries(self, ev: Evaluator, runs: Sequence[tuple[str, SimSettings, str]]) -> dict[str, dict[str, Any]]:
         """The what-if's figures of each (name, settings, part), and the service level judged on them."""
@@ -303,8 +311,12 @@ class Tuner:
             demand = raw["gpuHoursDemand"]
             pct = 100 * raw["gpuHoursUnserved"] / demand if demand > 0 else 0.0
             ttc = capped["timeToCapacityMinutes"]
+            attained = attainment_percent(raw)
             figures["serviceLevel"] = {"unservedPercent": pct, "p95TimeToCapacityMinutes": ttc["p95"],
-                                       "maxTimeToCapacityMinutes": ttc["max"], "met": level.met(pct, ttc["p95"])}
+                                       "maxTimeToCapacityMinutes": ttc["max"],
+                                       "met": level.met(pct, ttc["p95"], attained)}
+            if attained is not None:
+                figures["serviceLevel"]["objectiveAttainmentPercent"] = attained
             figures["_oracle"], figures["_static"] = raw["oracle"], raw["static"]
             out[name] = figures
         return out
@@ -346,14 +358,17 @@ class Tuner:
         reactive = None
         if reactive_best is not None:
             reactive = {"costPerMonth": reactive_best.cost, "unservedPercent": reactive_best.unserved_pct,
-                        "p95TimeToCapacityMinutes": reactive_best.p95, "settings": reactive_best.changes}
+                        "p95TimeToCapacityMinutes": reactive_best.p95, "settings": reactive_best.changes,
+                        **({"objectiveAttainmentPercent": reactive_best.attainment_pct}
+                           if reactive_best.attainment_pct is not None else {})}
         level = request.level
         return {
             "stack": request.stack, "workload": stack.name,
             "trace": {"file": self.trace_name, "column": self.column, "perGpu": self.per_gpu, "days": request.days},
             "seed": self.seed,
             "serviceLevel": {"maxUnservedPercent": level.max_unserved_pct,
-                             "p95TimeToCapacityMinutes": level.p95_minutes, "withinReachGpus": bounds.cap},
+                             "p95TimeToCapacityMinutes": level.p95_minutes,
+                             "minObjectiveAttainmentPercent": level.min_attainment_pct, "withinReachGpus": bounds.cap},
             "tuningPart": {"fromHour": 0.0, "toHour": split / 3600},
             **out,
             "heldOut": held_out,
@@ -367,8 +382,11 @@ class Tuner:
         """The setting found that is both cheaper and serves more than the stack's own, with the saving over the
         whole trace (where the pull request's what-if is measured), or None."""
         cost, unserved = cur["costPerMonth"], cur["gpuHoursUnserved"]
+        # with a serving profile, also no lower attainment: cheaper by serving its users worse is no dominance
+        attained = cur["serviceLevel"].get("objectiveAttainmentPercent")
         better = [(p, s) for s in searches for p in s.points.values()
-                  if p.cost < cost * (1 - 1e-6) and p.unserved_h < unserved - 1e-6]
+                  if p.cost < cost * (1 - 1e-6) and p.unserved_h < unserved - 1e-6
+                  and (attained is None or (p.attainment_pct is not None and p.attainment_pct >= attained))]
         if not better:
             return None
         point, search = min(better, key=lambda ps: (ps[0].cost, ps[0].unserved_h, ps[0].cand))
@@ -377,6 +395,9 @@ class Tuner:
         whole = ev.run([(current, "all", math.inf), (built.settings, "all", math.inf)])
         base, other = whole
         if not (other["costPerMonth"] < base["costPerMonth"] and other["gpuHoursUnserved"] < base["gpuHoursUnserved"]):
+            return None
+        mine, theirs = attainment_percent(base), attainment_percent(other)
+        if mine is not None and (theirs is None or theirs < mine):
             return None
         return {"settings": built.changes, "costPerMonth": other["costPerMonth"],
                 "gpuHoursUnserved": other["gpuHoursUnserved"],

@@ -29,11 +29,12 @@ import yaml
 from capacity import config as stackfile
 from capacity.bounds import CLUSTER, Request
 from capacity.cli import USAGE, UsageError, _output_problem, _plot_format_problem, trace_option_problems
+from capacity.level import judged_text
 from capacity.search import MIN_SAVING, Level, Point
 from capacity.space import Range
 from capacity.stackedit import edited, scalar, unified_diff
 from capacity.trace import TraceError
-from capacity.tune import Outcome, Tuner
+from capacity.tune import WINDOWS_HELD, Outcome, Tuner
 from offline.engine import ROOT
 from stackconfig import ConfigError, Problem, load_stack_config
 from stackconfig.stackfile import project_name
@@ -41,6 +42,7 @@ from stackconfig.units import go_duration_seconds
 
 DEFAULT_MAX_UNSERVED = "1%"
 DEFAULT_P95 = "5m"
+DEFAULT_ATTAINMENT = "97%"
 DEFAULT_HOLD_OUT = "30%"
 
 
@@ -50,8 +52,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     level = p.add_argument_group("service level")
     level.add_argument("--max-unserved", default=DEFAULT_MAX_UNSERVED, metavar="PCT",
                        help=f"most demand left unserved, in %% of the demand (default {DEFAULT_MAX_UNSERVED})")
-    level.add_argument("--p95-time-to-capacity", default=DEFAULT_P95, metavar="DURATION",
-                       help=f"p95 time from a shortfall to enough Ready GPUs, e.g. 5m, 90s (default {DEFAULT_P95})")
+    level.add_argument("--p95-time-to-capacity", metavar="DURATION", help="p95 time from a shortfall to enough Ready "
+                       f"GPUs, e.g. 5m, 90s (default {DEFAULT_P95}; a workload scaled on GPU utilisation)")
+    level.add_argument("--min-attainment", metavar="PCT",
+                       help=f"least share of the demand served within the latency objective (default "
+                            f"{DEFAULT_ATTAINMENT}; a workload with a serving profile)")
     bounds = p.add_argument_group("bounds")
     bounds.add_argument("--max-nodes", type=int, metavar="N",
                         help="quota: the workload's pool's maxNodes at most N (default: its maxNodes)")
@@ -141,8 +146,17 @@ def request_from(args: argparse.Namespace) -> Request:
     problems: list[Problem | None] = []
     unserved, problem = _percent("--max-unserved", args.max_unserved, 0, 100, "1%")
     problems.append(problem)
-    p95, problem = _duration("--p95-time-to-capacity", args.p95_time_to_capacity)
-    problems.append(problem)
+    p95: float | None = None
+    if args.p95_time_to_capacity is not None:
+        p95, problem = _duration("--p95-time-to-capacity", args.p95_time_to_capacity)
+        problems.append(problem)
+    attainment: float | None = None
+    if args.min_attainment is not None:
+        attainment, problem = _percent("--min-attainment", args.min_attainment, 0, 100, "97%")
+        if attainment is not None and attainment <= 0:
+            attainment, problem = None, Problem("--min-attainment", args.min_attainment, "asks for nothing", "give a "
+                                                "share above 0, like 97% (of the demand, in %)")
+        problems.append(problem)
     hold_out, problem = _percent("--hold-out", args.hold_out, 0, 100, "30%")
     problems.append(problem)
     ranges: dict[str, Range] = {}
@@ -180,9 +194,10 @@ def request_from(args: argparse.Namespace) -> Request:
     found = [p for p in problems if p is not None]
     if found:
         raise UsageError(found)
-    assert unserved is not None and p95 is not None and hold_out is not None
+    assert unserved is not None and hold_out is not None
     jobs = args.jobs if args.jobs is not None else max(1, len(os.sched_getaffinity(0)))
-    return Request(stack=args.stack, root=args.root, level=Level(unserved, p95 / 60), hold_out=hold_out / 100,
+    level = Level(unserved, None if p95 is None else p95 / 60, attainment)
+    return Request(stack=args.stack, root=args.root, level=level, hold_out=hold_out / 100,
                    trace=args.trace, column=args.column, per_gpu=args.per_gpu, workload=args.workload,
                    days=args.days, seed=args.seed, max_nodes=args.max_nodes, ranges=ranges, keep=tuple(args.keep),
                    timezone=args.timezone, jobs=jobs, reorderings=args.reorderings)
@@ -236,6 +251,7 @@ def _span(from_h: float, to_h: float) -> str:
 def table(title: str, part: dict[str, Any]) -> list[str]:
     cols = ("current", "recommended", "oracle", "static")
     static_nodes = part["static"]["maxNodes"]
+    static_h = part["static"]["gpuHoursBilled"] or math.inf
     head = f"{title:34}" + "".join(f"{c:>14}" for c in cols[:3]) + f"{f'static ({static_nodes})':>14}"
     rows: list[tuple[str, list[str]]] = []
 
@@ -257,6 +273,11 @@ def table(title: str, part: dict[str, Any]) -> list[str]:
     rows.append(("  within reach, p95 / max (min)", [
         cell(c, lambda e: f"{e['serviceLevel']['p95TimeToCapacityMinutes']:.1f} / "
                           f"{e['serviceLevel']['maxTimeToCapacityMinutes']:.1f}") for c in cols]))
+    if "serving" in part["current"]:
+        rows.append(("latency objective attainment", [
+            cell(c, lambda e: f"{100 * e['serving']['objectiveAttainment']:.2f}%") for c in cols]))
+        rows.append(("GPU-hours billed (× static)", [
+            cell(c, lambda e: f"{e['gpuHoursBilled']:,.0f} ({e['gpuHoursBilled'] / static_h:.2f}×)") for c in cols]))
     rows.append(("peak nodes", [cell(c, lambda e: f"{e['peakNodes']}") for c in cols]))
     rows.append(("service level met", [cell(c, lambda e: "yes" if e["serviceLevel"]["met"] else "NO")
                                        for c in cols]))
@@ -274,11 +295,16 @@ def set_options(changes: dict[str, Any]) -> str:
 def summary(out: Outcome, diff: str) -> str:
     r = out.result
     lv, tp, held = r["serviceLevel"], r["tuningPart"], r["heldOut"]
+    if lv.get("minObjectiveAttainmentPercent") is not None:
+        judged = (f"the latency objective met for at least {lv['minObjectiveAttainmentPercent']:g} % of the demand "
+                  "(the workload's serving profile)")
+    else:
+        judged = (f"p95 time to capacity within reach (up to {lv['withinReachGpus']:g} GPUs) at most "
+                  f"{lv['p95TimeToCapacityMinutes']:g} min")
     lines = [f"{r['stack']} / {r['workload']}: {r['trace']['file']} ({r['trace']['column']} / "
              f"{r['trace']['perGpu']:g} per GPU-minute), tuned on {_span(tp['fromHour'], tp['toHour'])}"
              + (f", held out {_span(held['fromHour'], held['toHour'])}" if held else ", nothing held out"),
-             f"service level: at most {lv['maxUnservedPercent']:g} % of the demand unserved, p95 time to capacity "
-             f"within reach (up to {lv['withinReachGpus']:g} GPUs) at most {lv['p95TimeToCapacityMinutes']:g} min",
+             f"service level: at most {lv['maxUnservedPercent']:g} % of the demand unserved, {judged}",
              ""]
     lines += table(f"tuning part ({_span(tp['fromHour'], tp['toHour'])})", r)
     if held:
@@ -293,7 +319,7 @@ def summary(out: Outcome, diff: str) -> str:
     if held and not held["met"]:
         sl = held["recommended"]["serviceLevel"]
         lines.append(f"WARNING: on the held-out part the recommendation misses the level ({sl['unservedPercent']:.2f} "
-                     f"% unserved, p95 {sl['p95TimeToCapacityMinutes']:.1f} min): the later demand differs from the "
+                     f"% unserved, {judged_text(sl)}): the later demand differs from the "
                      "tuning part's. Tune on all of it (--hold-out 0), or ask for a stricter level.")
     cur = r["current"]
     lines.append(f"current: {cur['costPerMonth']:,.0f} USD/month; recommended {rec['costPerMonth']:,.0f} "
@@ -303,21 +329,23 @@ def summary(out: Outcome, diff: str) -> str:
         saving = rv["costPerMonth"] - rec["costPerMonth"]
         how = set_options(rv["settings"]) or "the stack as it is"
         without = (f"the best setting found without any cron window ({how}) costs {rv['costPerMonth']:,.0f} "
-                   f"USD/month at {rv['unservedPercent']:.2f} % unserved, p95 {rv['p95TimeToCapacityMinutes']:.1f} "
-                   "min within reach")
+                   f"USD/month at {rv['unservedPercent']:.2f} % unserved, {judged_text(rv)}")
         if saving < MIN_SAVING * rec["costPerMonth"]:
             lines.append(f"the recommendation's cron windows buy nothing worth their lines here ({saving:+,.0f} "
                          f"USD/month): {without}")
         else:
             lines.append(f"the cron windows buy {saving:,.0f} USD/month against reactive scaling alone: {without}")
-    else:
+    elif WINDOWS_HELD not in out.notes:
         lines.append("the recommendation has no cron window: reactive scaling alone was cheapest on this trace")
-    level = Level(lv["maxUnservedPercent"], lv["p95TimeToCapacityMinutes"])
-    loose = min((p for p in out.points if p.unserved_pct <= level.max_unserved_pct + 1e-9),
+    loose = min((p for p in out.points if p.unserved_pct <= lv["maxUnservedPercent"] + 1e-9),
                 key=lambda p: (p.cost, p.cand), default=None)
     if loose is not None and loose.cost < rec["costPerMonth"] * (1 - MIN_SAVING):
-        lines.append(f"the time to capacity is what costs here: the cheapest setting simulated that meets the unserved "
-                     f"level alone costs {loose.cost:,.0f} USD/month (p95 {loose.p95:.1f} min within reach; "
+        what = ("the latency objective" if lv.get("minObjectiveAttainmentPercent") is not None
+                else "the time to capacity")
+        shown = (f"objective met for {loose.attainment_pct:.2f} % of the demand" if loose.attainment_pct is not None
+                 else f"p95 {loose.p95:.1f} min within reach")
+        lines.append(f"{what} is what costs here: the cheapest setting simulated that meets the unserved "
+                     f"level alone costs {loose.cost:,.0f} USD/month ({shown}; "
                      f"{set_options(loose.changes) or 'the stack as it is'})")
     dom = cur.get("dominatedBy")
     if dom:

@@ -73,7 +73,7 @@ class GpuCluster(pulumi.ComponentResource):
                 # Off for GPU bare metal (Gcore's guide): GPUs initialise for minutes after the node is Ready.
                 auto_healing_enabled=False,
                 labels=dict(p.labels),
-                taints=dict(p.taints),
+                taints=p.node_taints,  # the pods tolerate `taints`; the gate removes the start-up taint
             )
             for p in args.pools
         ]

@@ -112,10 +112,16 @@ class AddonRelease(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
 
     def _install(self, name: str, namespace_name: str, chart: Chart, version: str, values: Mapping[str, Any], *,
-                 pod_security: str = "baseline", timeout: int = 600, mirror: str | None = None) -> None:
-        """The namespace, then the release in it; `register_outputs` last."""
+                 pod_security: str = "baseline", timeout: int = 600, mirror: str | None = None,
+                 register: bool = True) -> None:
+        """The namespace, then the release in it; `register_outputs` last (`register=False`: the subclass adds
+        children of its own first, then calls `_register`)."""
         ns = namespace(f"{name}-ns", namespace_name, self, pod_security=pod_security)
         self.namespace = ns.metadata.name
         self.release = pinned_release(f"{name}-release", chart, version, self.namespace, values, parent=self,
                                       timeout=timeout, mirror=mirror)
+        if register:
+            self._register()
+
+    def _register(self) -> None:
         self.register_outputs({"namespace": self.namespace, "release": self.release.name})

@@ -257,7 +257,8 @@ def operands(rel: RenderedRelease) -> list[dict[str, Any]]:
     """dcgm-exporter's DaemonSet, Service and ServiceMonitor as the operator creates them in its namespace.
 
     Emulates NVIDIA/gpu-operator controllers/object_controls.go at the pinned tag: `TransformDCGMExporter`
-    appends `spec.dcgmExporter.env` to the exporter container's environment and sets hostNetwork/hostPID;
+    appends `spec.dcgmExporter.env` to the exporter container's environment and sets hostNetwork/hostPID, and
+    the common DaemonSet transform replaces the pod's tolerations with `spec.daemonsets.tolerations` when set;
     `TransformDCGMExporterServiceMonitor` copies `interval`, `honorLabels`, `relabelings` onto the first
     endpoint and `additionalLabels` onto the object, and deletes the ServiceMonitor when it is not enabled.
     Fields the ClusterPolicy CRD does not declare never reach the operator (the API server prunes them):
@@ -281,6 +282,9 @@ def operands(rel: RenderedRelease) -> list[dict[str, Any]]:
             for flag in ("hostNetwork", "hostPID"):
                 if spec.get(flag):
                     pod[flag] = True
+            tolerations = cluster_policy(rel).get("spec", {}).get("daemonsets", {}).get("tolerations")
+            if tolerations:
+                pod["tolerations"] = tolerations
         if kind == "ServiceMonitor":
             monitor = spec.get("serviceMonitor") or {}
             if not monitor.get("enabled"):

@@ -16,11 +16,13 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from capacity.settings import SimSettings
+from capacity.settings import CronWindow, SimSettings
 from e2e import timescale
 from e2e.harness import Kube, Timer, platform, wait_for
 from e2e.keda import LocalKeda
@@ -65,6 +67,39 @@ def pod_start_seconds() -> float:
     return (what_if.pod_start_seconds if what_if is not None else 180) / timescale.FACTOR
 
 
+@dataclass(frozen=True)
+class RealWindow:
+    """A workload cron window the run deployed: from `opens` to `closes` (wall clock, whole minutes in
+    `timezone`), at least `replicas` replicas."""
+
+    opens: float
+    closes: float
+    timezone: str
+    replicas: int
+
+    def schedule(self) -> dict[str, Any]:
+        """The stack file's `workloads[0].schedules` item for it (docs/headroom-and-schedules.md)."""
+        tz = ZoneInfo(self.timezone)
+        a, b = datetime.fromtimestamp(self.opens, tz), datetime.fromtimestamp(self.closes, tz)
+        return {"start": f"{a.minute} {a.hour} * * *", "end": f"{b.minute} {b.hour} * * *",
+                "timezone": self.timezone, "minReplicas": self.replicas}
+
+    def stretched(self, s: SimSettings, t0: float, factor: float) -> tuple[SimSettings, float]:
+        """The window on the prediction's clock, which runs `factor` times faster than the wall: it opens at the
+        same moment as the real one and lasts `factor` times longer (cron windows are wall-clock minutes, which
+        the factor cannot shorten). Returns the settings with it as their only replica window and the wall time
+        the model's clock 0 stands for (`cron_origin`): the opening minute minus the model's seconds to it."""
+        tz = ZoneInfo(self.timezone)
+        opens = datetime.fromtimestamp(self.opens, tz)
+        closes = opens + timedelta(seconds=(self.closes - self.opens) * factor)
+
+        def cron(d: datetime) -> str:
+            return f"{d.minute} {d.hour} {d.day} {d.month} *"
+
+        window = CronWindow(cron(opens), cron(closes), self.timezone, self.replicas)
+        return replace(s, replica_windows=(window,)), self.opens - (self.opens - t0) * factor
+
+
 @dataclass
 class Chain:
     kube: Kube
@@ -83,6 +118,8 @@ class Chain:
     scrape_phase: float = 0.0
     scenarios: list[Scenario] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)
+    #: The workload's cron window while one is deployed (the prediction stretches it: RealWindow.stretched).
+    window: RealWindow | None = None
 
     @property
     def load(self) -> Any:
@@ -106,6 +143,19 @@ class Chain:
         scrapes are not in phase with the model's), the HPA's and the autoscaler's periods, and LAG."""
         scan = go_duration_seconds(self.ca.flag("scan-interval")) or 10
         return self.real.scrape_interval + timescale.HPA_SYNC_SECONDS + scan / timescale.FACTOR + LAG
+
+    def update(self, changes: Mapping[str, Any], window: RealWindow | None = None) -> float:
+        """`pulumi up` of the stack file with `changes` on top of the run's overrides (none: back to the run's
+        dev stack), as a platform engineer changes a stack; then the scale-down period divided again if the update
+        put the stack's 60 s back (pulumi-kubernetes applies the ScaledObject's whole spec when it changes it).
+        Returns how long the update took."""
+        began = time.time()
+        self.ls.write_stack_file(dict(changes))
+        result = self.ls.up(on_output=lambda _: None)
+        assert result.summary.result == "succeeded", result.summary
+        divide_scale_down_periods(self.kube)
+        self.window = window
+        return time.time() - began
 
     # --- phases ---------------------------------------------------------------------------------------------
 
@@ -200,7 +250,10 @@ class Chain:
                       extra=dict(extra or {}), notes=dict(notes or {}), compared=compared,
                       compared_values=compared_values, tolerance=self.tolerance)
         sc.notes["start"] = start.t
-        sc.inputs = Inputs(self.settings(), start, tuple(loads), end, timescale.FACTOR,
+        settings = self.settings()
+        if self.window is not None and cron_origin is None:
+            settings, cron_origin = self.window.stretched(settings, start.t, timescale.FACTOR)
+        sc.inputs = Inputs(settings, start, tuple(loads), end, timescale.FACTOR,
                            tuple(self.draws_since(start.t)), cron_origin, outages)
         sc.predict()
         self.scenarios.append(sc)
@@ -272,6 +325,8 @@ def divide_scale_down_periods(kube: Kube) -> None:
     behaviour into the HPA; the prediction keeps the stack's 60 s (e2e/prediction.py run_settings)."""
     so = kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)
     behavior = so["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    if all(p["periodSeconds"] < timescale.FACTOR for p in behavior["scaleDown"]["policies"]):
+        return  # divided already: an update that left the ScaledObject alone
     for policy in behavior["scaleDown"]["policies"]:
         period = policy["periodSeconds"] / timescale.FACTOR
         if period != int(period):

@@ -115,8 +115,9 @@ def predict(s: SimSettings, start: Start, loads: Sequence[tuple[float, float]], 
             outages: Sequence[tuple[float, float]] = ()) -> tuple[list[Observation], dict[str, float | None]]:
     """Observations of the model from `start.t` to `until` (wall clock), the demand following `loads` ((wall time,
     GPUs), the first at or before the start). `cron_origin`: the wall time the model's clock 0 stands for in cron
-    terms (cron windows are wall-clock minutes, which the factor cannot shorten; e2e/test_autoscaling.py picks it so
-    that the window it opens falls at the same moment on both clocks). Also returns the events the series
+    terms (cron windows are wall-clock minutes, which the factor cannot shorten; e2e/chain.py RealWindow.stretched
+    picks it, with the window stretched by the factor, so that the window opens at the same moment on both
+    clocks). Also returns the events the series
     cannot show: `metric_seen`, the first scrape after the first load change whose sample of a GPU that was
     already reporting differs from that GPU's sample before the change (as e2e/test_autoscaling.py measures it
     on the real Prometheus)."""
@@ -182,7 +183,9 @@ def predict(s: SimSettings, start: Start, loads: Sequence[tuple[float, float]], 
             nodes=len(st.nodes), nodes_ready=len(st.usable(t)), metric=metric_total(st, t)))
 
     segments = []
-    points = sorted([(max(t, t0), g) for t, g in loads if t <= until])
+    # In the order the load changed: the changes before the start all move to it and the last one holds (sorted
+    # on the time alone; sorted on (time, GPUs) the largest held, which gave the model a load the run did not have).
+    points = sorted([(max(t, t0), g) for t, g in loads if t <= until], key=lambda p: p[0])
     points = [p for i, p in enumerate(points) if i == len(points) - 1 or points[i + 1][0] > p[0]]
     for i, (t, gpus) in enumerate(points):
         end = points[i + 1][0] if i + 1 < len(points) else until

@@ -21,6 +21,15 @@ cluster-autoscaler/FAQ.md, "What are the parameters to CA?") for flags the stack
   GPUs become allocatable after the drawn GPU Operator time (this class patches `status.allocatable`, standing for
   the device plugin); a node not Ready within `max-node-provision-time` is deleted and the pool backs off
   (FAQ: `--max-node-provision-time`, `initial-node-group-backoff-duration` 5 min);
+- which nodes count as ready, as Cluster Autoscaler decides it (kubernetes/autoscaler cluster-autoscaler
+  utils/taints/taints.go `FilterOutNodesWithStartupTaints`, clusterstate/clusterstate.go `updateReadinessStats`,
+  `GetUpcomingNodes`): a Ready node WITHOUT a start-up taint (`startup-taint.cluster-autoscaler.kubernetes.io/...`)
+  is ready with the GPUs it advertises, so one with 0 allocatable GPUs is ready and full and the Pending pods order
+  another node (kubernetes/autoscaler#461 without a known GPU label); a Ready node WITH one is not ready: still coming
+  with its template's GPUs for `MaxNodeStartupTime` (15 min) after it registered, and neither ready nor coming after
+  that. The template drops start-up taints (`SanitizeTaints`), so pods that do not tolerate them still fit it. When
+  the GPUs come, the stand-in also removes the start-up taint, standing for the GPU-ready gate (`plays_gate`; a test
+  that runs the gate's own commands turns that off);
 - a Ready node whose GPU requests are below half its GPUs (`scale-down-gpu-utilization-threshold` 0.5, which Gcore
   does not let a user set) and whose non-DaemonSet pods of priority not below the cutoff fit on the other nodes is
   unneeded; after `scale-down-unneeded-time` of that, and not within `scale-down-delay-after-add/-delete/-failure`,
@@ -28,6 +37,9 @@ cluster-autoscaler/FAQ.md, "What are the parameters to CA?") for flags the stack
   `ToBeDeletedByClusterAutoscaler` and drained through the eviction API (PodDisruptionBudgets honoured); never below
   the pool's min (FAQ "How does scale-down work?").
 Everything it decides is logged with wall-clock times (`events`) for the timeline.
+
+One file over 400 lines: it is one loop over one view of the cluster (provisioning, readiness, scale-up and
+scale-down read and change the same orders and timers); split, every part would take all of that as arguments.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ from realengine.cluster import GPU_NODE_CPU, GPU_NODE_MEMORY, NodeSpec, taint_li
 from stackconfig.flavors import gpus_of
 from stackconfig.packing import first_fit_decreasing
 from stackconfig.units import go_duration_seconds
-from stacknames import GPU_RESOURCE
+from stacknames import GPU_RESOURCE, STARTUP_TAINT_PREFIX
 
 #: Cluster Autoscaler defaults of the flags this stand-in reads (kubernetes/autoscaler cluster-autoscaler/FAQ.md,
 #: "What are the parameters to CA?"), for the ones the stack does not send.
@@ -63,6 +75,13 @@ NODE_GROUP_BACKOFF = "5m"
 BOOT_DELAY = "gpu-autoscaling.e2e/ready-at"
 TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+#: cluster-autoscaler clusterstate/clusterstate.go `MaxNodeStartupTime`: how long after it registered a node that is
+#: not ready (a start-up taint makes it so) still counts as coming.
+MAX_NODE_STARTUP = "15m"
+
+
+def startup_tainted(node: Mapping[str, Any]) -> bool:
+    return any(t["key"].startswith(STARTUP_TAINT_PREFIX) for t in node["spec"].get("taints") or [])
 
 
 @dataclass(frozen=True)
@@ -103,7 +122,7 @@ class Pool:
         if any(self.node_labels().get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
             return False
         tolerations = spec.get("tolerations") or []
-        for taint in self.taints:
+        for taint in (t for t in self.taints if not t["key"].startswith(STARTUP_TAINT_PREFIX)):  # SanitizeTaints
             if not any(tolerates(t, taint) for t in tolerations):
                 return False
         return 0 < pod_gpus(pod) <= self.gpus
@@ -163,6 +182,9 @@ class StandInAutoscaler:
     #: an update of the pool (min/max) or of autoscaler_config.
     api_dir: Path | None = None
     cluster: str = ""
+    #: Remove the start-up taint when the GPUs come, standing for the GPU-ready gate DaemonSet (whose commands
+    #: e2e/test_gpu_gate.py runs itself, with this off).
+    plays_gate: bool = True
     events: list[dict[str, Any]] = field(default_factory=list)
     #: Nodes ordered and not yet deleted; `orders_made` keeps every order.
     orders: dict[str, Order] = field(default_factory=dict)
@@ -270,6 +292,11 @@ class StandInAutoscaler:
                                {"status": {"allocatable": {GPU_RESOURCE: str(self.pool.gpus)}}})
                 order.gpus = now
                 self.log("node-gpus", node=name)
+                if self.plays_gate and startup_tainted(node):
+                    taints = [t for t in node["spec"].get("taints") or []
+                              if not t["key"].startswith(STARTUP_TAINT_PREFIX)]
+                    self.api.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": taints}})
+                    self.log("node-gate-open", node=name)
 
     def _usable(self, node: Mapping[str, Any]) -> bool:
         ready = condition(node, "Ready")
@@ -277,6 +304,27 @@ class StandInAutoscaler:
                     and int(node["status"].get("allocatable", {}).get(GPU_RESOURCE, "0")) > 0
                     and not node["metadata"].get("deletionTimestamp")
                     and not any(t["key"] == TO_BE_DELETED for t in node["spec"].get("taints") or []))
+
+    def _ca_ready(self, node: Mapping[str, Any]) -> bool:
+        """Ready as Cluster Autoscaler counts it: the Ready condition, and no start-up taint."""
+        ready = condition(node, "Ready")
+        return bool(ready is not None and ready["status"] == "True" and not startup_tainted(node)
+                    and not node["metadata"].get("deletionTimestamp")
+                    and not any(t["key"] == TO_BE_DELETED for t in node["spec"].get("taints") or []))
+
+    def _coming(self, now: float, node: Mapping[str, Any]) -> bool:
+        """Still coming: not Ready yet (an instance that has not registered, until max-node-provision-time gives
+        it up), or Ready behind a start-up taint for at most MaxNodeStartupTime since it registered."""
+        name = node["metadata"]["name"]
+        if self._ca_ready(node) or node["metadata"].get("deletionTimestamp") or name in self._draining:
+            return False
+        ready = condition(node, "Ready")
+        if ready is None or ready["status"] != "True":
+            return True
+        order = self.orders.get(name)
+        since = order.ready if order is not None and order.ready is not None else datetime.strptime(
+            node["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+        return now - since < self.seconds(MAX_NODE_STARTUP)
 
     # --- scale-up -------------------------------------------------------------------------------------------
 
@@ -286,10 +334,10 @@ class StandInAutoscaler:
         if not waiting or now < self.backoff_until:
             return False
         used = self._gpus_used(pods)
-        free = [self.pool.gpus - used.get(n["metadata"]["name"], 0) for n in nodes if self._usable(n)]
-        coming = [self.pool.gpus - used.get(n["metadata"]["name"], 0) for n in nodes
-                  if not self._usable(n) and not n["metadata"].get("deletionTimestamp")
-                  and n["metadata"]["name"] not in self._draining]
+        # A ready node offers what it advertises (0 GPUs: ready and full); a coming one its template's GPUs.
+        free = [max(0, int(n["status"].get("allocatable", {}).get(GPU_RESOURCE, "0")) - used.get(
+            n["metadata"]["name"], 0)) for n in nodes if self._ca_ready(n)]
+        coming = [self.pool.gpus - used.get(n["metadata"]["name"], 0) for n in nodes if self._coming(now, n)]
         bins = first_fit_decreasing([pod_gpus(p) for p in waiting], free + coming, open_size=self.pool.gpus)
         assert bins is not None
         add = min(len(bins) - len(free) - len(coming), self.pool.max_nodes - len(nodes))

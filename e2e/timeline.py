@@ -3,8 +3,9 @@ by the same function), the comparison of the two, `timeline.json`, the printed t
 
 The events of the chain, each the first moment after the load change at which the series shows it:
 load change -> metric seen by Prometheus -> HPA desired -> placeholders preempted / pods Pending -> node ordered ->
-node Ready (its GPUs allocatable) -> pods Ready (every desired replica) -> utilisation under target (the HPA's own
-reading) -> headroom restored; and on the way down: scale-down -> node removed.
+the first new replica Ready -> node Ready (its GPUs allocatable) -> pods Ready (every desired replica) ->
+utilisation under target (the HPA's own reading) -> headroom restored; and on the way down: scale-down -> node
+removed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from e2e.prediction import Inputs
 from e2e.recorder import Observation
 
 CHAIN = ("load", "metric_seen", "hpa_desired", "placeholders_preempted", "pods_pending", "node_ordered",
-         "node_ready", "pods_ready", "under_target", "headroom_restored", "scale_down", "node_removed")
+         "first_new_ready", "node_ready", "pods_ready", "under_target", "headroom_restored", "scale_down",
+         "node_removed")
 
 
 def first(series: Sequence[Observation], after: float, check: Callable[[Observation], bool]) -> float | None:
@@ -36,6 +38,7 @@ def events(series: Sequence[Observation], t0: float, threshold: float) -> dict[s
     out["pods_pending"] = first(series, t0, lambda o: o.pending > 0)
     out["node_ordered"] = first(series, t0, lambda o: o.nodes > base.nodes)
     out["node_ready"] = first(series, t0, lambda o: o.nodes_ready > base.nodes_ready)
+    out["first_new_ready"] = first(series, t0, lambda o: o.ready > base.ready)
     rises = [o.t for a, o in zip(series, series[1:], strict=False) if o.t > t0 and o.desired > a.desired]
     last_rise = rises[-1] if rises else None
     out["pods_ready"] = (first(series, last_rise, lambda o: o.ready >= o.desired and o.pending == 0)
@@ -157,8 +160,9 @@ def table(scenario: Scenario) -> str:
     rv = values(scenario.real, scenario.t0)
     pv = values(scenario.predicted, scenario.t0) if scenario.predicted else {}
     lines.append("   " + ", ".join(f"{k} {rv[k]}" + (f" (what-if {pv[k]})" if pv else "") for k in rv))
-    if scenario.notes:
-        lines.append("   " + "; ".join(f"{k}: {v}" for k, v in scenario.notes.items()))
+    short = {k: v for k, v in scenario.notes.items() if len(str(v)) <= 200}  # recorded series stay in the JSON
+    if short:
+        lines.append("   " + "; ".join(f"{k}: {v}" for k, v in short.items()))
     lines.append(f"   * compared within ±{scenario.tolerance:.1f} s")
     return "\n".join(lines)
 

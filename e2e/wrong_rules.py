@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC
 
 from capacity.metric_path import QueryWindow
 from capacity.sim import Simulation
+from stacknames import WORKLOAD_PRIORITY
 
 
 class TotalsWindow(QueryWindow):
@@ -60,9 +62,31 @@ def deletion_without_rank(sim: Simulation) -> None:
     state.scale_to = scale_to  # type: ignore[method-assign]
 
 
+def cutoff_inclusive(sim: Simulation) -> None:
+    """Pods AT `expendable-pods-priority-cutoff` taken as expendable (Cluster Autoscaler's FAQ: only pods below
+    it are): the placeholders (-10 at the cutoff -10) then never make the autoscaler add a node."""
+    sim.state.s = replace(sim.state.s, expendable_cutoff=sim.state.s.expendable_cutoff + 1)
+
+
+def placeholders_not_preemptible(sim: Simulation) -> None:
+    """Priority preemption left out: the placeholders as important as the workloads, so a burst waits for a node
+    instead of taking their GPUs."""
+    sim.s = replace(sim.s, placeholder_priority=WORKLOAD_PRIORITY)
+    sim.state.s = sim.s
+
+
+def cron_in_utc(sim: Simulation) -> None:
+    """The cron windows read in UTC, their `timezone` ignored (KEDA's cron scaler reads them in it)."""
+    for window in sim.keda.replica_windows:
+        window.origin = window.origin.astimezone(UTC)
+
+
 #: Name -> the wrong rule. Every one must make at least one scenario disagree with the prediction.
 WRONG_RULES: dict[str, Callable[[Simulation], None]] = {
     "HPA tolerance ignored": hpa_tolerance_ignored,
     "query window as the average of per-scrape totals": window_of_totals,
     "ReplicaSet deletes without its node rank": deletion_without_rank,
+    "placeholders at the expendable cutoff taken as expendable": cutoff_inclusive,
+    "placeholders not preemptible": placeholders_not_preemptible,
+    "cron windows read in UTC": cron_in_utc,
 }

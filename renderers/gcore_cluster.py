@@ -24,8 +24,14 @@ def autoscaler_config(
       nodes that are still booting and asks for more (Gcore docs, "Configure GPU autoscaling for Kubernetes":
       https://gcore.com/docs/cloud/kubernetes/clusters/autoscaling/configure-gpu-autoscaling-for-kubernetes).
       The longest `provisionMinutes` of the pools: a shorter one would give up on the slower pool's nodes.
-    - `scale-down-unneeded-time`: longer than the longest HPA scale-down window (plus KEDA's cooldown
-      for workloads that scale to zero), so the node is not removed while pods are still winding down.
+    - `scale-down-unneeded-time`: the longer of two floors. (1) The longest HPA scale-down window (plus KEDA's
+      cooldown for workloads that scale to zero) and 5 minutes, so the node is not removed while pods are still
+      winding down. (2) The slowest pool's lead time, `provisionMinutes` (Ready plus GPUs allocatable): a node
+      removed and needed again comes back only that much later, billed while it boots. Keeping an idle node for
+      as long as a replacement takes to come costs at most what one re-order costs (billed boot alone, before any
+      demand goes unserved), the break-even rule of rent-or-buy, so whatever the demand does next the pool pays
+      at most twice the best choice made in hindsight. A stack that has measured better on its own trace sets the
+      key (`python -m capacity tune` searches it; prod's is tuned).
     - `scale-down-delay-after-add`: a fresh node must not be judged idle before its GPUs appear.
     - `expendable-pods-priority-cutoff` (with headroom on any pool): stated at its default, -10, which the
       placeholders' priority must not be below (cluster-autoscaler FAQ.md, "How does Cluster Autoscaler
@@ -35,8 +41,8 @@ def autoscaler_config(
     windows = [
         w.scale_down_stabilization_seconds + (w.cooldown_period if w.min_replicas == 0 else 0) for w in workloads
     ]
-    unneeded_minutes = max(10, math.ceil(max(windows, default=300) / 60) + 5)
     provision = max(p.provision_minutes for p in pools)
+    unneeded_minutes = max(10, math.ceil(max(windows, default=300) / 60) + 5, provision)
     derived = {
         "max-node-provision-time": f"{provision}m",
         "scale-down-unneeded-time": f"{unneeded_minutes}m",

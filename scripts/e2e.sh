@@ -3,7 +3,8 @@
 # loopback (scripts/lib-netns.sh): nothing they start can reach a network.
 #
 #   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, consumer, destroy; existing clusters;
-#                                     # bad input against the real server; two GPU pools under the real scheduler
+#                                     # bad input against the real server; two GPU pools under the real scheduler;
+#                                     # the GPU-ready gate (real kubectl; the stand-in autoscaler gated and not)
 #   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
 #   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
 #   E2E_FILES=e2e/test_lifecycle.py bash scripts/e2e.sh   # only these test files
@@ -18,7 +19,7 @@ suite="lifecycle"
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then suite="$1"; shift; fi
 [ "${1:-}" = "--" ] && shift
 case "$suite" in
-  lifecycle) files=(e2e/test_preview.py e2e/test_pools.py e2e/test_lifecycle.py e2e/test_existing_cluster.py
+  lifecycle) files=(e2e/test_preview.py e2e/test_pools.py e2e/test_gpu_gate.py e2e/test_lifecycle.py e2e/test_existing_cluster.py
              e2e/test_prod.py e2e/test_bad_input.py) ;;
   autoscaling) files=(e2e/test_autoscaling.py) ;;
   *) echo "e2e: unknown suite '$suite' (lifecycle or autoscaling)" >&2; exit 2 ;;

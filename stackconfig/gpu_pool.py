@@ -9,7 +9,14 @@ from pydantic import AfterValidator, Field
 
 from stackconfig import flavors
 from stackconfig.values import Cron, GcoreName, Labels, Model, Taints, TimeZone, invalid
-from stacknames import GPU_RESOURCE, POOL_LABEL, SPOT_TAINT_KEY, SPOT_TAINT_SPEC
+from stacknames import (
+    GPU_READY_TAINT_KEY,
+    GPU_READY_TAINT_SPEC,
+    GPU_RESOURCE,
+    POOL_LABEL,
+    SPOT_TAINT_KEY,
+    SPOT_TAINT_SPEC,
+)
 
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
@@ -103,10 +110,23 @@ class GpuPoolConfig(Model):
     provision_minutes: ProvisionMinutes = DEFAULT_PROVISION_MINUTES
     #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
     accept_unlisted_flavor: bool = False
+    #: Nodes register with the start-up taint `GPU_READY_TAINT_KEY` and the gate DaemonSet removes it once all their
+    #: GPUs are allocatable, so the Cluster Autoscaler counts a Ready node still installing its GPU stack as coming
+    #: instead of ordering another (docs/gpu-pools.md, "The GPU-ready gate"). On by default: without it every scale-up
+    #: risks a duplicate 8-GPU node unless Gcore's autoscaler knows the pool's GPU label, which is unverified. Off
+    #: for a pool whose nodes Gcore would re-taint while they run (also unverified).
+    gpu_ready_gate: bool = True
     #: Spare GPUs held by placeholder pods (issue 8); none by default.
     headroom: HeadroomConfig | None = None
     #: Estimated price of one GPU-hour (billing currency); prices the headroom in the stack outputs.
     price_per_gpu_hour: float = Field(default=DEFAULT_PRICE_PER_GPU_HOUR, gt=0)
+
+    @property
+    def node_taints(self) -> dict[str, str]:
+        """The taints Gcore registers the pool's nodes with: the pool's own (which its pods tolerate) and, with the
+        gate, the start-up taint that no workload tolerates and the gate removes."""
+        gate = {GPU_READY_TAINT_KEY: GPU_READY_TAINT_SPEC} if self.gpu_ready_gate else {}
+        return {**self.taints, **gate}
 
     @property
     def gpus(self) -> int:

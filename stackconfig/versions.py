@@ -69,3 +69,16 @@ CRD_UPGRADE_BUSYBOX_TAG = "1.37.0"
 #: as the cluster-autoscaler FAQ's overprovisioning example uses it. Pinned by the multi-arch index digest of
 #: registry.k8s.io/pause:3.10 so every node runs the same bytes.
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+#: The GPU-ready gate's image (renderers/gpu_ready_gate.py): Kubernetes' own kubectl image, published for every
+#: release since v1.28 (kubernetes/kubernetes PR #116672, build/server-image/kubectl/Dockerfile), one per Kubernetes
+#: minor the cluster may run, at the patch Gcore offers for it (GCORE_K8S_VERSIONS), so that kubectl stays within
+#: its supported skew of the API server (kubernetes.io/releases/version-skew-policy: kubectl ±1 minor). Run in exec
+#: form only: the gate needs no shell, whichever base the image is built on.
+KUBECTL_IMAGES: dict[int, str] = {
+    int(v.split(".")[1]): f"registry.k8s.io/kubectl:{v}" for v in GCORE_K8S_VERSIONS
+}
+
+
+def kubectl_image(kubernetes_minor: int) -> str:
+    """The pinned kubectl image for a cluster of this Kubernetes minor (config refuses any other minor)."""
+    return KUBECTL_IMAGES[kubernetes_minor]

@@ -132,6 +132,8 @@ class Case:
     #: (eval time, expression, [(labels, value)]) for the recording rules dashboards rely on.
     exprs: tuple[tuple[str, str, tuple[tuple[Mapping[str, str], float], ...]], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: promtool's interval between the input samples (the serving histograms' rates need scrapes within 1m).
+    interval: str = "1m"
 
 
 def workloads(cfg: StackConfig) -> tuple[WorkloadConfig, WorkloadConfig]:
@@ -169,6 +171,30 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
     ]
 
 
+def serving_cases(w: WorkloadConfig) -> list[Case]:
+    """A serving profile's alert (renderers/serving_rules.py): vLLM's TTFT histogram for one pod, every request in
+    the bucket that ends at 7.5 s (the ratio clamped at 2) or at 0.25 s (healthy: ratio 0.47 against 500 ms)."""
+    if w.serving is None:
+        return []
+    pod = f'namespace="{w.namespace}",pod="{pod_name(w, "abcde")}"'
+    ttft = "vllm:time_to_first_token_seconds"
+
+    def history(upper: str) -> dict[str, str]:
+        """40 requests every 15 s, all with a TTFT in the bucket that ends at `upper`."""
+        return {**{f'{ttft}_bucket{{{pod},le="{le}"}}': "0+40x120" if keep else "0+0x120"
+                   for le, keep in (("0.1", False), (upper, True), ("+Inf", True))},
+                f"{ttft}_count{{{pod}}}": "0+40x120"}
+
+    return [
+        Case(f"{w.name} misses its latency objective", history("7.5"), (
+            Check("9m", "ServingLatencyObjectiveMissed"),  # pending for its 10 minutes
+            Check("15m", "ServingLatencyObjectiveMissed", (Fires({"namespace": w.namespace, "workload": w.name}, 2),)),
+        ), interval="15s"),
+        Case(f"{w.name} within its latency objective", history("0.25"),
+             (Check("15m", "ServingLatencyObjectiveMissed"),), interval="15s"),
+    ]
+
+
 def cases(cfg: StackConfig) -> list[Case]:
     w1, w2 = workloads(cfg)
     provision = cfg.pools[0].provision_minutes
@@ -201,6 +227,7 @@ def cases(cfg: StackConfig) -> list[Case]:
 
     return [
         *headroom_cases(cfg, placeholder),
+        *(case for w in cfg.workloads for case in serving_cases(w)),
         Case(
             "a pool node is Ready without allocatable GPUs",
             {
@@ -452,7 +479,7 @@ def promtool_tests(cfg: StackConfig, groups: list[dict[str, Any]]) -> dict[str, 
         ]
         test: dict[str, Any] = {
             "name": case.name,
-            "interval": "1m",
+            "interval": case.interval,
             "input_series": [{"series": s, "values": v} for s, v in case.series.items()],
         }
         if alert_tests:
@@ -516,8 +543,10 @@ def test_workload_rules_follow_the_program(prod: StackConfig, groups: list[dict[
         mine = {r["record"]: r["expr"] for r in records if r.get("labels", {}).get("workload") == w.name}
         assert mine[recorded.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
         assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[recorded.WL_DESIRED]
-        threshold = promql.format_number(promql.threshold_value(w.target_utilization, w.gpus_per_pod))
+        # the GPU trigger's target: targetUtilization, or the guardrail's 100 % beside a serving profile (prod)
+        threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
         assert mine[recorded.WL_WANTED].endswith(f"/ {threshold})")
+    assert [w.gpu_target_utilization for w in prod.workloads] == [100, 75]
 
 
 def test_kube_state_metrics_allowlist_covers_every_node_label_the_rules_read(groups: list[dict[str, Any]],
@@ -527,7 +556,8 @@ def test_kube_state_metrics_allowlist_covers_every_node_label_the_rules_read(gro
     kind, _, keys = entry.partition("=")
     assert kind == "nodes"
     allowed = {cv.ksm_label_name(k) for k in keys.strip("[]").split(",")}
-    read = {m for g in groups for r in g["rules"] for m in re.findall(r"\blabel_\w+", r["expr"])}
+    # node labels as kube-state-metrics exports them (`label_<key>`), not PromQL's label_replace() of the serving rules
+    read = {m for g in groups for r in g["rules"] for m in re.findall(r"\blabel_\w+\b(?!\s*\()", r["expr"])}
     assert read, "the pool rules select nodes by their labels"
     assert read <= allowed, f"labels the rules read but kube-state-metrics does not export: {read - allowed}"
 

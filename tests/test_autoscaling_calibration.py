@@ -36,7 +36,7 @@ def test_the_recording_is_a_run_of_the_stand_in_chain_at_a_stated_factor() -> No
     doc = recorded()
     assert doc["factor"] == 30
     names = [s.name for s in scenarios()]
-    assert "step" in names
+    assert names == ["step", "scale-down", "cron-window", "burst", "prometheus-stopped"]
     events = [e["event"] for e in doc["standInAutoscaler"]]
     assert "node-ordered" in events and "node-gpus" in events
 
@@ -102,5 +102,88 @@ def test_the_query_window_reads_what_prometheus_reads_while_a_pod_goes_away(tmp_
                                    for t, v in expected.items()]}]
     dump_yaml({"groups": []}, tmp_path / "rules.yaml")
     dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "15s", "tests": tests}, tmp_path / "tests.yaml")
+    result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- the KedaScalerErrors alert's `for:` on the errors the real KEDA counted while Prometheus was stopped ---------
+
+
+def _recorded_series(doc: dict[str, Any]) -> tuple[list[dict[str, str]], float, float, float]:
+    """KEDA's error counters as the recorded run's watching Prometheus scraped them, as promtool input series:
+    one sample per scrape interval (the last one scraped by then). Returns the series, the interval, and the
+    outage's start and end (seconds from the first sample). Not stretched: KEDA counts an error per polling of
+    its scaler, and its pollingInterval is not divided in the run, so the errors come as often as in production."""
+    series = doc["notes"]["kedaErrorSeries"]
+    stamps = sorted({float(t) for items in series.values() for s in items for t, _ in s["values"]})
+    interval = sorted(b - a for a, b in zip(stamps, stamps[1:], strict=False))[len(stamps) // 2]
+    first = stamps[0]
+    steps = int((stamps[-1] - first) / interval) + 1
+    out = []
+    for name, items in series.items():
+        for s in items:
+            values = [(float(t), v) for t, v in s["values"]]
+            text = []
+            for k in range(steps):
+                seen = [v for t, v in values if t <= first + k * interval + 1e-3]
+                text.append(seen[-1] if seen else "_")
+            labels = ",".join(f'{k}="{v}"' for k, v in s["labels"].items() if k != "__name__")
+            out.append({"series": f"{name}{{{labels}}}", "values": " ".join(text)})
+    return (out, interval, doc["extra"]["prometheus_stopped"] - first, doc["extra"]["prometheus_back"] - first)
+
+
+def _first_true(inputs: list[dict[str, str]], interval: float, window: float) -> float:
+    """The first evaluation at which `rate(counter[window]) > 0` holds for some series: an increase between two
+    samples inside the window."""
+    rows = [[float(v) if v != "_" else None for v in s["values"].split()] for s in inputs]
+    for k in range(max(len(r) for r in rows)):
+        lo = k - int(window // interval)
+        for r in rows:
+            inside = [v for v in r[max(0, lo + 1): k + 1] if v is not None]
+            if len(inside) >= 2 and inside[-1] > inside[0]:
+                return k * interval
+    raise AssertionError("KEDA counted no scaler error in the recording")
+
+
+@pytest.mark.subprocess
+def test_keda_scaler_errors_fires_within_its_scaled_for_while_prometheus_is_stopped(tmp_path: Path) -> None:
+    """The stack's KedaScalerErrors rule, evaluated by promtool on the error counters the real KEDA operator
+    exposed while the platform's Prometheus was stopped in the recorded run (as the Prometheus that kept
+    watching KEDA scraped them): its expression holds from KEDA's first failed poll to the end of the outage, so
+    the alert is pending at the first evaluation and firing its `for:` later. The run's outage is 75 s, so the
+    `for:` (5 min) is divided by the run's factor like every duration of the run that may be; the rule's
+    5-minute rate window is not, and it spans the whole outage."""
+    from renderers.rule_groups import rule_groups
+    from stackconfig.units import go_duration_seconds
+    from tests.prometheus_harness import stack_config
+    from tests.test_alerts import render, rules_by_alert
+
+    doc = next(d for d in recorded()["scenarios"] if d["scenario"] == "prometheus-stopped")
+    inputs, interval, stopped, back = _recorded_series(doc)
+    groups = rule_groups(stack_config("dev"))
+    rule = rules_by_alert(groups)["KedaScalerErrors"]
+    hold = (go_duration_seconds(rule["for"]) or 0) / recorded()["factor"]
+    rule["for"] = f"{round(hold)}s"
+    step = round(interval)
+    true_at = round(_first_true(inputs, step, 300) / step) * step
+    fires_at = true_at + round(hold / step) * step
+    assert stopped <= true_at and fires_at + step <= back, (
+        f"the expression held {true_at - stopped:.0f} s after Prometheus stopped; the alert would fire at "
+        f"{fires_at - stopped:.0f} s of an outage of {back - stopped:.0f} s")
+    labels = {"namespace": "gpu-workloads", "scaledObject": "inference", **rule["labels"]}
+    firing = [{"exp_labels": labels,
+               "exp_annotations": {k: render(v, labels, None) for k, v in rule["annotations"].items()}}]
+    test = {"interval": f"{step}s", "input_series": inputs,
+            "alert_rule_test": [
+                {"eval_time": f"{true_at}s", "alertname": "KedaScalerErrors", "exp_alerts": []},
+                {"eval_time": f"{fires_at - step}s", "alertname": "KedaScalerErrors", "exp_alerts": []},
+                {"eval_time": f"{fires_at}s", "alertname": "KedaScalerErrors", "exp_alerts": firing},
+                {"eval_time": f"{round(back) - step}s", "alertname": "KedaScalerErrors", "exp_alerts": firing}],
+            "promql_expr_test": [{"expr": f"count({rule['expr']}) or vector(0)", "eval_time": f"{t}s",
+                                  "exp_samples": [{"labels": "{}", "value": v}]}
+                                 for t, v in ((true_at - step, 0), (true_at, 1))]}
+    dump_yaml({"groups": groups}, tmp_path / "rules.yaml")
+    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": f"{step}s", "tests": [test]},
+              tmp_path / "tests.yaml")
     result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

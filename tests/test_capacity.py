@@ -329,17 +329,21 @@ def test_same_seed_same_json(tmp_path: Path) -> None:
 def test_settings_come_from_the_programs_own_functions() -> None:
     cfg = stackfile.load("prod")
     s = stackfile.settings_from_config(cfg, cfg.workloads[0], cfg.what_if or WhatIfConfig())
-    # scaled_object_spec: threshold = targetUtilization x gpusPerPod; the HPA behaviour as rendered.
-    assert s.threshold == 60
+    # scaled_object_spec: threshold = the GPU trigger's target x gpusPerPod (prod's inference has a serving
+    # profile: the guardrail at 100 %, and the HPA follows the profile's triggers); the HPA behaviour as rendered.
+    assert s.threshold == 100 and s.scale_on_service and s.service is not None
+    assert (s.service.band_up, s.service.band_down, s.service.ttft_objective) == (0.6, 0.35, 0.5)
     assert s.scale_down == Behavior(600, (Policy("Pods", 1, 60),), "Max")
     assert s.scale_up.policies == (Policy("Percent", 100, 15), Policy("Pods", 4, 15))
     # autoscaler_config: max-node-provision-time from provisionMinutes, the stack's own override kept.
     assert s.max_node_provision == 35 * 60
     assert s.scale_down_unneeded == 20 * 60
     assert s.reserved_pods == (2,)
-    faster = stackfile.load("prod", ["gpuPool.provisionMinutes=50", "workloads.0.targetUtilization=50"])
+    faster = stackfile.load("prod", ["gpuPool.provisionMinutes=50", "workloads.0.serving.band.scaleUp=0.8"])
     s2 = stackfile.settings_from_config(faster, faster.workloads[0], WhatIfConfig())
-    assert (s2.max_node_provision, s2.threshold) == (50 * 60, 50)
+    assert s2.service is not None and (s2.max_node_provision, s2.service.band_up) == (50 * 60, 0.8)
+    dev = stackfile.load("dev", ["workloads.0.targetUtilization=50"])
+    assert stackfile.settings_from_config(dev, dev.workloads[0], WhatIfConfig()).threshold == 50
 
 
 def test_headroom_schedules_and_price_come_from_the_stack() -> None:

@@ -135,7 +135,9 @@ CHANGES: dict[str, Change] = {
     "gpuPool.labels": Change({"gpuPool.labels": {"platform.gcore-gpu/pool": "gpu", "team": "ml"}}),
     "gpuPool.taints": Change({"gpuPool.taints": {"nvidia.com/gpu": "present:NoExecute"}}),
     "gpuPool.provisionMinutes": Change({"gpuPool.provisionMinutes": 50}),
-    "systemPool.enabled": Change({"systemPool.enabled": False}, {"gpuPool.taints": {}, "systemPool.maxNodes": None}),
+    "gpuPool.gpuReadyGate": Change({"gpuPool.gpuReadyGate": False}),
+    "systemPool.enabled": Change({"systemPool.enabled": False},
+                                 {"gpuPool.taints": {}, "gpuPool.gpuReadyGate": False, "systemPool.maxNodes": None}),
     "systemPool.name": Change({"systemPool.name": "sys"}),
     "systemPool.flavor": Change({"systemPool.flavor": "g1-standard-8-16"}),
     "systemPool.minNodes": Change({"systemPool.minNodes": 2}),
@@ -164,8 +166,8 @@ CHANGES: dict[str, Change] = {
     "workloads[].maxReplicas": Change({"workloads.0.maxReplicas": 8}),
     "workloads[].targetUtilization": Change({"workloads.0.targetUtilization": 70}),
     "workloads[].pollingInterval": Change({"workloads.0.pollingInterval": 30}),
-    "workloads[].scaleDownStabilizationSeconds": Change({"workloads.0.scaleDownStabilizationSeconds": 600}),
-    "workloads[].cooldownPeriod": Change({"workloads.0.cooldownPeriod": 600}, SCALE_TO_ZERO),
+    "workloads[].scaleDownStabilizationSeconds": Change({"workloads.0.scaleDownStabilizationSeconds": 2400}),
+    "workloads[].cooldownPeriod": Change({"workloads.0.cooldownPeriod": 2400}, SCALE_TO_ZERO),
     "workloads[].fallbackReplicas": Change({"workloads.0.fallbackReplicas": 2}),
     "workloads[].fallbackFailureThreshold": Change({"workloads.0.fallbackFailureThreshold": 5}),
     "workloads[].terminationGracePeriodSeconds": Change({"workloads.0.terminationGracePeriodSeconds": 120}),
@@ -353,6 +355,12 @@ WHERE: dict[str, tuple[str, ...]] = {
         f"{ALERTS}[GpuPodPendingTooLong].for",
     ),
     "gpuPool.publicIpv4": (f"{CLUSTER}.pools[gpu].isPublicIpv4",),
+    # Off: no start-up taint sent to Gcore, none tolerated by the operands, and no gate DaemonSet (nor its RBAC).
+    "gpuPool.gpuReadyGate": (
+        f"{CLUSTER}.pools[gpu].taints.startup-taint.cluster-autoscaler.kubernetes.io/gpu-not-ready",
+        "gpu-operator-release.inputs.values.daemonsets.tolerations",
+        "gpu-operator-gate-gpu", "gpu-operator-gate-role", "gpu-operator-gate-account", "gpu-operator-gate-binding",
+    ),
     "gpuPool.taints": (
         f"{CLUSTER}.pools[gpu].taints.nvidia.com/gpu",
         f"{POD}.tolerations[0].effect",
@@ -656,7 +664,7 @@ def test_the_removed_autohealing_key_is_refused_with_the_reason() -> None:
     ("paths", "key", "fragment"),
     [
         ({"systemPool.enabled": False, "systemPool.flavor": "g1-standard-8-16", "systemPool.maxNodes": None,
-          "gpuPool.taints": {}},
+          "gpuPool.taints": {}, "gpuPool.gpuReadyGate": False},
          "systemPool.flavor", "systemPool.enabled is false"),
         ({"monitoring.storageClass": "ssd"}, "monitoring.storageClass", "without monitoring.storageSize"),
         ({"workloads.0.cooldownPeriod": 600}, "workloads[0].cooldownPeriod", "only applies when scaling to zero"),

@@ -16,6 +16,7 @@ from capacity.settings import Behavior, SimSettings
 from capacity.state import ClusterState
 from offline.engine import Recording, Secret
 from stackconfig import ConfigError, load_stack_config
+from stacknames import GPU_READY_TAINT_KEY
 from tests.conftest import PROVIDER_RESOURCE
 
 CLUSTER = {"name": "gpu-dev", "projectName": "Default", "regionName": "Luxembourg-2", "keypair": "team"}
@@ -138,9 +139,11 @@ def test_fallback_holds_and_never_shrinks(rec: Recording) -> None:
 
 
 def test_gpu_pods_get_a_minute_to_finish_their_requests(rec: Recording) -> None:
-    """`terminationGracePeriodSeconds` (default 60 s): in-flight GPU requests finish before SIGKILL."""
+    """`terminationGracePeriodSeconds` (default 60 s): in-flight GPU requests finish before SIGKILL. Prod's
+    `inference` has a serving profile and sets 160 s: its preStop drains for 10 s + `longestRequest` (120 s)."""
     for name in WORKLOADS[rec.stack]:
-        assert spec_of(rec, name, "deployment")["template"]["spec"]["terminationGracePeriodSeconds"] == 60
+        grace = 160 if (rec.stack, name) == ("prod", "inference") else 60
+        assert spec_of(rec, name, "deployment")["template"]["spec"]["terminationGracePeriodSeconds"] == grace
 
 
 def test_every_release_is_pinned_rolls_back_on_failure_and_waits(rec: Recording) -> None:
@@ -239,8 +242,11 @@ def test_gpu_operator_operands_tolerate_the_gpu_pool(rec: Recording) -> None:
     control_plane = {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
                      "effect": "NoSchedule"}
     assert values["driver"] == {"enabled": False}, "Gcore's GPU images ship the driver"
-    assert values["daemonsets"] == {"tolerations": [gpu, pool]}
-    assert values["node-feature-discovery"] == {"worker": {"tolerations": [control_plane, gpu, pool]}}
+    # The GPU-ready gate's start-up taint too: the operands are what makes the GPUs allocatable, so they must run
+    # while it holds everything else back.
+    gate = {"key": GPU_READY_TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    assert values["daemonsets"] == {"tolerations": [gpu, pool, gate]}
+    assert values["node-feature-discovery"] == {"worker": {"tolerations": [control_plane, gpu, pool, gate]}}
 
 
 def test_prometheus_retention_per_stack(recordings: dict[str, Recording]) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from offline.engine import RecordedResource, Recording, Secret
 from renderers import promql
+from stacknames import GPU_READY_TAINT_KEY, GPU_READY_TAINT_SPEC
 from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
 
 COMPONENT_PREFIX = "gpu-platform:"
@@ -89,7 +90,8 @@ def test_cluster_options_and_pools(rec: Recording) -> None:
     assert gpu_pool["flavorId"].startswith("bm3-ai-")
     assert gpu_pool["autoHealingEnabled"] is False
     assert gpu_pool["maxNodeCount"] > gpu_pool["minNodeCount"] >= 1
-    assert gpu_pool["taints"] == {"nvidia.com/gpu": "present:NoSchedule"}
+    # The pool's own taint, and the start-up taint the GPU-ready gate removes (renderers/gpu_ready_gate.py).
+    assert gpu_pool["taints"] == {"nvidia.com/gpu": "present:NoSchedule", GPU_READY_TAINT_KEY: GPU_READY_TAINT_SPEC}
     assert "servergroupPolicy" not in gpu_pool and "bootVolumeSize" not in gpu_pool
     assert system_pool["servergroupPolicy"] and system_pool["bootVolumeSize"] >= 10
     provision = int(cluster.inputs["autoscalerConfig"]["max-node-provision-time"].removesuffix("m"))
@@ -141,7 +143,10 @@ def test_deployments_leave_replicas_to_keda_and_request_gpus(rec: Recording) -> 
         tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in pod["tolerations"]}
         for key, spec_ in pool["taints"].items():
             value, _, effect = spec_.rpartition(":")
-            assert (key, value, effect) in tolerated
+            # Every taint of the pool but the start-up taint: that one holds the workload back until the GPUs are
+            # allocatable, so a Pending pod makes the autoscaler wait for the node instead of ordering another.
+            assert ((key, value, effect) in tolerated) == (key != GPU_READY_TAINT_KEY), key
+        assert not any(not t.get("key") for t in pod["tolerations"]), "a key-less toleration tolerates the gate"
         assert not container["image"].endswith(":latest")
 
 
@@ -229,7 +234,8 @@ def test_outputs_contract(rec: Recording) -> None:
 def test_prod_runs_two_gpu_sizes(recordings: dict[str, Recording]) -> None:
     prod = recordings["prod"]
     thresholds = {name: w["threshold"] for name, w in prod.outputs["workloads"].items()}
-    assert thresholds == {"inference": "60", "embeddings": "150"}
+    # the GPU trigger's threshold: inference scales on its serving profile, the GPU guardrail at 100 % of 1 GPU
+    assert thresholds == {"inference": "100", "embeddings": "150"}
 
 
 def test_prometheus_operator_objects_wait_for_the_chart_crds(rec: Recording) -> None:

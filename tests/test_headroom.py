@@ -27,7 +27,15 @@ from renderers import recording_rules as recorded
 from renderers import rule_groups as alerts
 from stackconfig import flavors
 from stackconfig.versions import PAUSE_IMAGE
-from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY_CLASS, PLACEHOLDER_NAME, WORKLOAD_PRIORITY_CLASS
+from stacknames import (
+    GPU_READY_TAINT_KEY,
+    GPU_READY_TAINT_SPEC,
+    HEADROOM_NAMESPACE,
+    HEADROOM_PRIORITY_CLASS,
+    PLACEHOLDER_NAME,
+    STARTUP_TAINT_PREFIX,
+    WORKLOAD_PRIORITY_CLASS,
+)
 from tests.chart_cache import crd as chart_crd
 from tests.conftest import CLUSTER_RESOURCE
 
@@ -132,7 +140,12 @@ def test_placeholder_deployment(hrec: Recording) -> None:
     assert container["image"] == PAUSE_IMAGE and re.search(r"@sha256:[0-9a-f]{64}$", PAUSE_IMAGE)
     assert spec["nodeSelector"] == pool["labels"]
     tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in spec["tolerations"]}
-    assert {(k, *v.rsplit(":", 1)) for k, v in pool["taints"].items()} <= tolerated
+    # Every taint of the pool but the GPU-ready gate's start-up taint: a placeholder must not hold a node's GPUs
+    # before they are validated (the gate lets it on with the workloads).
+    gate = (GPU_READY_TAINT_KEY, *GPU_READY_TAINT_SPEC.rsplit(":", 1))
+    assert {(k, *v.rsplit(":", 1)) for k, v in pool["taints"].items()} - {gate} <= tolerated
+    assert gate in {(k, *v.rsplit(":", 1)) for k, v in pool["taints"].items()} and gate not in tolerated
+    assert not any(t["key"].startswith(STARTUP_TAINT_PREFIX) or not t.get("key") for t in spec["tolerations"])
     assert spec["priorityClassName"] == HEADROOM_PRIORITY_CLASS
     assert spec["terminationGracePeriodSeconds"] == 0
     assert dep.inputs["spec"]["strategy"] == {"type": "Recreate"}, "a surge placeholder would order a node"
@@ -230,9 +243,11 @@ def test_price_is_configurable(record: Callable[..., Recording]) -> None:
 
 
 def _fits_node_template(spec: dict[str, Any], pool: dict[str, Any], gpus_per_node: int, pod_gpus: int) -> bool:
-    """What the autoscaler simulates on the node group's template: taints tolerated, labels selected, GPUs."""
+    """What the autoscaler simulates on the node group's template: taints tolerated (but start-up taints, which the
+    template drops: cluster-autoscaler utils/taints/taints.go `SanitizeTaints`), labels selected, GPUs."""
     tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in spec.get("tolerations", [])}
-    taints_ok = all((k, *v.rsplit(":", 1)) in tolerated for k, v in pool["taints"].items())
+    taints_ok = all((k, *v.rsplit(":", 1)) in tolerated for k, v in pool["taints"].items()
+                    if not k.startswith(STARTUP_TAINT_PREFIX))
     labels_ok = all(pool["labels"].get(k) == v for k, v in spec.get("nodeSelector", {}).items())
     return taints_ok and labels_ok and pod_gpus <= gpus_per_node
 

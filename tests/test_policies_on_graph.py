@@ -57,7 +57,7 @@ def test_custom_timeouts_reach_the_policies_in_seconds(recordings: dict[str, Rec
     workloads = recordings["prod"].outputs["workloads"]
     deployments = [r for r in resources if r.resource_type == DEPLOYMENT and r.props["metadata"]["name"] in workloads]
     assert len(deployments) == len(workloads) == 2
-    expected = {"inference": (76 * 60, 322 * 60, 0), "embeddings": (46 * 60, 112 * 60, 0)}  # tests/test_timeouts.py
+    expected = {"inference": (78 * 60, 336 * 60, 0), "embeddings": (46 * 60, 112 * 60, 0)}  # tests/test_timeouts.py
     for deployment in deployments:
         timeouts = deployment.opts.custom_timeouts
         assert (timeouts.create_seconds, timeouts.update_seconds, timeouts.delete_seconds) == expected[

@@ -24,6 +24,7 @@ from offline.plan import build_plan, render_yaml
 from renderers import chart_values as cv
 from renderers import rule_groups as alerts
 from stackconfig import ConfigError, StackConfig, load_stack_config
+from stacknames import GPU_READY_TAINT_KEY, GPU_READY_TAINT_SPEC
 from tests.conftest import CLUSTER_RESOURCE
 from tests.prometheus_harness import dump_yaml, promtool
 from tests.test_alerts import available, hpa, ksm, pool_node, render
@@ -100,8 +101,10 @@ def test_every_pool_reaches_gcore_with_its_own_bounds_labels_and_taints(two: Rec
     assert (spot["flavorId"], spot["minNodeCount"], spot["maxNodeCount"]) == (SPOT_FLAVOR, 1, 2)
     assert gpu["labels"][POOL_LABEL] == "gpu" and spot["labels"][POOL_LABEL] == "spot"
     # The spot flavor gives the pool the spot taint without the stack saying so; the on-demand pool has none.
-    assert spot["taints"] == {"nvidia.com/gpu": "present:NoSchedule", SPOT_TAINT: "true:NoSchedule"}
-    assert gpu["taints"] == {"nvidia.com/gpu": "present:NoSchedule"}
+    # Each pool's nodes also register with the GPU-ready gate's start-up taint (renderers/gpu_ready_gate.py).
+    gate = {GPU_READY_TAINT_KEY: GPU_READY_TAINT_SPEC}
+    assert spot["taints"] == {"nvidia.com/gpu": "present:NoSchedule", SPOT_TAINT: "true:NoSchedule", **gate}
+    assert gpu["taints"] == {"nvidia.com/gpu": "present:NoSchedule", **gate}
     assert not gpu["autoHealingEnabled"] and not spot["autoHealingEnabled"]
 
 
@@ -122,13 +125,16 @@ def tolerates(tolerations: list[Mapping[str, Any]], key: str, value: str, effect
     return False
 
 
-def lands_on(pod: Mapping[str, Any], pool: Mapping[str, Any]) -> bool:
+def lands_on(pod: Mapping[str, Any], pool: Mapping[str, Any], gate_open: bool = True) -> bool:
     """Whether the scheduler may bind `pod` to a node of `pool`: its nodeSelector is among the pool's labels and
-    it tolerates every NoSchedule/NoExecute taint of the pool (NodeAffinity and TaintToleration filters)."""
+    it tolerates every NoSchedule/NoExecute taint of the pool (NodeAffinity and TaintToleration filters); with
+    `gate_open`, once the GPU-ready gate has removed the start-up taint from the node."""
     labels = pool.get("labels") or {}
     if any(labels.get(k) != v for k, v in (pod.get("nodeSelector") or {}).items()):
         return False
     for key, spec in (pool.get("taints") or {}).items():
+        if gate_open and key == GPU_READY_TAINT_KEY:
+            continue
         value, _, effect = spec.rpartition(":")
         if effect in ("NoSchedule", "NoExecute") and not tolerates(pod.get("tolerations") or [], key, value, effect):
             return False
@@ -144,6 +150,12 @@ def test_each_workloads_pods_can_land_only_on_its_pool(two: Recording) -> None:
     pools, pods = cluster_pools(two), pod_specs(two)
     expected = {"inference": {"gpu"}, "embeddings": {"spot"}, "headroom": {"gpu"}}
     assert {name: {p for p, pool in pools.items() if lands_on(pods[name], pool)} for name in expected} == expected
+    # Before the gate opens, none of them lands anywhere: the Pending pods wait for the GPUs to be validated.
+    assert not any(lands_on(pods[name], pool, gate_open=False) for name in expected for pool in pools.values())
+    # Each pool's gate lands on its own pool's nodes while they still carry the start-up taint, and only there.
+    gates = {d.name: d.inputs["spec"]["template"]["spec"] for d in two.of_type("kubernetes:apps/v1:DaemonSet")}
+    assert {name: {p for p, pool in pools.items() if lands_on(spec, pool, gate_open=False)}
+            for name, spec in gates.items()} == {"gpu-operator-gate-gpu": {"gpu"}, "gpu-operator-gate-spot": {"spot"}}
 
 
 def test_pools_that_state_no_labels_each_get_their_own(two: Recording) -> None:

@@ -45,6 +45,27 @@ SERVING = {
 }
 
 
+#: A workload's own trigger on the engine's queue, beside the GPU target: how prod's `inference` scaled before it
+#: moved to its serving profile (docs/serving-workloads.md#own-metrics-and-extra-triggers).
+QUEUE_TRIGGER = {"name": "waiting-requests", "metric": "vllm:num_requests_waiting", "threshold": 5}
+
+
+def record_prod_on_its_queue() -> Recording:
+    """The whole program for prod with `inference` on GPU utilisation (60 %) and its own queue trigger instead of
+    its serving profile: the graph the own-trigger tests read."""
+    from capacity.config import read_stack_file
+
+    workloads = read_stack_file("prod")["workloads"]
+    w = {k: v for k, v in workloads[0].items() if k not in ("serving", "terminationGracePeriodSeconds")}
+    workloads[0] = {**w, "targetUtilization": 60, "triggers": [QUEUE_TRIGGER]}
+    return record_stack("prod", overrides={"workloads": workloads}, secrets=PROD_SECRETS)
+
+
+@pytest.fixture(scope="module")
+def queued() -> Recording:
+    return record_prod_on_its_queue()
+
+
 def serving(**changes: Any) -> dict[str, Any]:
     raw = copy.deepcopy(BASE)
     raw["workloads"] = [copy.deepcopy(SERVING)]
@@ -258,9 +279,10 @@ def test_probes_shared_memory_and_cache_in_prods_vllm_pod(recordings: dict[str, 
     assert c["startupProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert c["startupProbe"]["failureThreshold"] * c["startupProbe"]["periodSeconds"] >= 30 * 60
     assert c["readinessProbe"]["failureThreshold"] == 3 and "livenessProbe" in c
-    # Stopping pods keep answering while they leave the Service (no shell needed: the kubelet sleeps).
-    assert c["lifecycle"] == {"preStop": {"sleep": {"seconds": 10}}}
-    assert pod["terminationGracePeriodSeconds"] > 10
+    # Stopping pods keep answering while they leave the Service (no shell needed: the kubelet sleeps): 10 s, then
+    # the serving profile's longestRequest (120 s) to drain; the grace period covers both and vLLM's shutdown.
+    assert c["lifecycle"] == {"preStop": {"sleep": {"seconds": 130}}}
+    assert pod["terminationGracePeriodSeconds"] == 160
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["dshm"] == {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}
     assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
@@ -328,8 +350,8 @@ def test_pod_security_admits_hostpath_caches_only_in_their_namespace(recordings:
     assert levels[("dev", "gpu-workloads")] == "baseline"
 
 
-def test_extra_triggers_keep_the_gpu_triggers_safety(recordings: dict[str, Recording]) -> None:
-    spec = recordings["prod"].get("inference-scaledobject").inputs["spec"]
+def test_extra_triggers_keep_the_gpu_triggers_safety(queued: Recording) -> None:
+    spec = queued.get("inference-scaledobject").inputs["spec"]
     metric_triggers = [t for t in spec["triggers"] if t["type"] == "prometheus"]
     assert [t["name"] for t in metric_triggers] == ["gpu-utilization", "waiting-requests"]
     for t in metric_triggers:
@@ -341,8 +363,8 @@ def test_extra_triggers_keep_the_gpu_triggers_safety(recordings: dict[str, Recor
     assert waiting["threshold"] == "5"
 
 
-def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(recordings: dict[str, Recording]) -> None:
-    rec = recordings["prod"]
+def test_dashboards_show_the_serving_trigger_next_to_the_gpu_panels(queued: Recording) -> None:
+    rec = queued
     board = json.loads(rec.get("monitoring-dashboard-gpu-autoscaling").inputs["data"]["gpu-autoscaling.json"])
     trigger = {t["name"]: t for t in rec.get("inference-scaledobject").inputs["spec"]["triggers"]}["waiting-requests"]
     titles = [p["title"] for p in board["panels"]]

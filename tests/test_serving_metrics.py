@@ -1,7 +1,8 @@
 """A workload's own serving metrics on a real Prometheus: PodMonitor -> scrape -> the second KEDA trigger.
 
 Loopback "pods" serve `vllm:num_requests_waiting` as vLLM exposes it (vllm/engine/metrics.py: gauge
-`vllm:num_requests_waiting{model_name=...}`): two pods of prod's `inference` workload and look-alikes (a
+`vllm:num_requests_waiting{model_name=...}`): two pods of prod's `inference` workload (on GPU utilisation and its
+own queue trigger, as before its serving profile: tests/test_serving.py `record_prod_on_its_queue`) and look-alikes (a
 sibling Deployment `inference-canary` with its own PodMonitor, the same Deployment name in another
 namespace). Prometheus scrapes them with the scrape config prometheus-operator generates from a PodMonitor
 (pkg/prometheus/promcfg.go, generatePodMonitorConfig: keep on the selector's pod labels and the port name,
@@ -36,6 +37,7 @@ from tests.prometheus_harness import (
     stop_servers,
     values_of,
 )
+from tests.test_serving import record_prod_on_its_queue
 
 pytestmark = pytest.mark.subprocess
 
@@ -129,8 +131,9 @@ class Rendered:
 
 
 @pytest.fixture(scope="module")
-def rendered(recordings: dict[str, Recording]) -> Rendered:
-    rec = recordings["prod"]
+def rendered() -> Rendered:
+    # prod's inference on GPU utilisation and its own queue trigger (it now has a serving profile instead)
+    rec = record_prod_on_its_queue()
     pod_monitor = rec.get("inference-podmonitor").inputs
     triggers = {t["name"]: t for t in rec.get("inference-scaledobject").inputs["spec"]["triggers"]}
     return Rendered(pod_monitor, triggers, pod_monitor["spec"]["podMetricsEndpoints"][0]["port"])

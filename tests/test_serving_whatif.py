@@ -17,13 +17,7 @@ from capacity.service import Service, ServiceModel
 from capacity.sim import simulate
 from stackconfig import WhatIfConfig
 from tests.test_capacity import base, steps
-from tests.vllm_history import PROFILE, prod_with_profile
-
-#: Prod's `inference` on the serving profile, as `--set` overrides of `python -m capacity prod`.
-PROFILE_SET = [
-    "--set", "workloads.0.serving=" + json.dumps(PROFILE), "--set", "workloads.0.targetUtilization=",
-    "--set", "workloads.0.triggers=", "--set", "workloads.0.terminationGracePeriodSeconds=160",
-]
+from tests.vllm_history import prod_with_profile
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +120,7 @@ def test_an_empty_override_removes_the_key() -> None:
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("serving-whatif") / "prod.json"
-    assert main(["prod", *PROFILE_SET, "--json", str(out)]) == 0
+    assert main(["prod", "--json", str(out)]) == 0  # prod's inference as configured: on its serving profile
     result: dict[str, Any] = json.loads(out.read_text())
     return result
 

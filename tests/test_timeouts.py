@@ -120,7 +120,8 @@ def test_deployments_wait_for_the_pool_and_every_round_of_their_rollout(rec: Rec
     assert len(deployments) == len(rec.outputs["workloads"])
     expected = {  # provision 35 + rounds × (grace + 10 min pull + startup budget)
         ("dev", "inference"): (35 + 11, 35 + 7 * 11),
-        ("prod", "inference"): (35 + 41, 35 + 7 * 41),  # 16 vLLM pods with a 30-minute budget: 322 minutes
+        # 14 vLLM pods, a 160 s grace (the serving profile's drain: 3 min) and a 30-minute budget: 336 minutes
+        ("prod", "inference"): (35 + 43, 35 + 7 * 43),
         ("prod", "embeddings"): (35 + 11, 35 + 7 * 11),
     }
     for deployment in deployments:

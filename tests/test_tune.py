@@ -129,11 +129,16 @@ def test_reorderings_keep_each_hours_demand_and_move_its_minutes() -> None:
 # --- the cap of "within reach" --------------------------------------------------------------------------------
 
 
+#: Prod's `inference` on GPU utilisation (as before its serving profile): the workloads the cap is for (a
+#: profile's runs are not capped, tests/test_tune_serving.py).
+ON_GPU = ["workloads.0.serving=", "workloads.0.targetUtilization=60", "workloads.0.maxReplicas=16"]
+
+
 @pytest.mark.parametrize("overrides", [[], ["gpuPool.headroom=null", "workloads.0.maxReplicas=10"]])
 def test_capping_demand_at_or_above_the_settings_most_gpus_changes_nothing_but_the_episodes(
     overrides: list[str],
 ) -> None:
-    cfg = stackfile.load("prod", overrides)
+    cfg = stackfile.load("prod", [*ON_GPU, *overrides])
     s = stackfile.settings_from_config(cfg, cfg.workloads[0], cfg.what_if or stackfile.WhatIfConfig())
     segs = list(segments(TRACE, "output_tokens", PER_GPU, 3 * 1440))
     raw = simulate(s, segs)
@@ -148,7 +153,7 @@ def test_capping_demand_at_or_above_the_settings_most_gpus_changes_nothing_but_t
 def test_a_cap_below_the_settings_most_gpus_would_be_another_run() -> None:
     """Why the tuner caps at the most GPUs of the widest bounds, never lower: below a setting's own maxReplicas ×
     gpusPerPod the GPUs report less utilisation and the HPA, hence the autoscaler, does less."""
-    cfg = stackfile.load("prod", [])
+    cfg = stackfile.load("prod", ON_GPU)
     s = stackfile.settings_from_config(cfg, cfg.workloads[0], cfg.what_if or stackfile.WhatIfConfig())
     segs = list(segments(TRACE, "output_tokens", PER_GPU, 3 * 1440))
     raw = simulate(s, segs)
@@ -177,7 +182,7 @@ def _loads_to(text: str, changes: dict[str, Any], stack: str) -> bool:
 def test_the_stack_file_edit_changes_only_what_it_says_and_keeps_the_comments() -> None:
     text = (ROOT / "Pulumi.prod.yaml").read_text()
     windows = [{"start": "15 9 * * *", "end": "0 11 * * *", "timezone": "Europe/Luxembourg", "minReplicas": 7}]
-    changes = {"gpuPool.minNodes": 1, "gpuPool.headroom": None, "workloads.0.targetUtilization": 45,
+    changes = {"gpuPool.minNodes": 1, "gpuPool.headroom": None, "workloads.0.serving.band.scaleUp": 0.7,
                "workloads.0.schedules": windows, "cluster.autoscaler.scale-down-unneeded-time": "15m",
                "cluster.autoscaler.scale-down-delay-after-add": "10m"}
     new = edited(text, "gpu-autoscaling", changes)
@@ -192,8 +197,10 @@ def test_the_stack_file_edit_changes_only_what_it_says_and_keeps_the_comments() 
         1 for line in text.splitlines() if line.lstrip().startswith("#")) - 2
     assert '      args: ["meta-llama/Llama-3.1-8B-Instruct", "--port", "8000", "--max-model-len", "16384",\n' in new
     assert "      scale-down-delay-after-add: 10m" in added and "    minNodes: 1" in added
-    assert '        - start: "15 9 * * *"' in added and "      targetUtilization: 45" in added
-    assert len(removed) == 15 and len(added) == 7
+    # a key under a mapping the file lacks (serving.band) comes with its parent, where the profile is
+    assert '        - start: "15 9 * * *"' in added and [
+        line for line in added if "band:" in line or "scaleUp" in line] == ["        band:", "          scaleUp: 0.7"]
+    assert len(removed) == 14 and len(added) == 8
 
 
 def test_a_key_the_stack_file_lacks_is_added_where_it_belongs() -> None:
@@ -241,7 +248,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     pytest.param(["--range", "gpuPool.minNodes=0.."],
                  ["has a lower end the config model refuses (gpuPool.minNodes: 0", "Fix: use a value ≥ 1"],
                  id="range-below-model"),
-    pytest.param(["--range", "workloads.0.targetUtilization=40..120"], ["an upper end", "≤ 100"],
+    pytest.param(["--range", "workloads.0.maxReplicas=4..500"], ["an upper end", "workloads[0].maxReplicas"],
                  id="range-above-model"),
     pytest.param(["--range", "gpuPool.minNodes=3..1"], ["lower end above its upper end", "gpuPool.minNodes=1..3"],
                  id="range-reversed"),
@@ -371,11 +378,12 @@ def test_the_search_space_is_one_knob_per_setting_with_the_stacks_own_value_unch
     request = Request(stack="prod", root=ROOT, level=Level(1, 5))
     stack = Stack(request)
     space = build_space(stack, request, find_bounds(stack, request), None)
+    # prod's inference has a serving profile: its band where a GPU-utilisation workload has its target
     assert [k.path for k in space.knobs] == [
         "gpuPool.minNodes", "gpuPool.maxNodes", "gpuPool.headroom", "workloads.0.minReplicas",
-        "workloads.0.maxReplicas", "workloads.0.targetUtilization", "workloads.0.scaleDownStabilizationSeconds",
-        "workloads.0.schedules", "cluster.autoscaler.scale-down-unneeded-time",
-        "cluster.autoscaler.scale-down-delay-after-add"]
+        "workloads.0.maxReplicas", "workloads.0.serving.band.scaleUp", "workloads.0.serving.band.scaleDown",
+        "workloads.0.scaleDownStabilizationSeconds", "workloads.0.schedules",
+        "cluster.autoscaler.scale-down-unneeded-time", "cluster.autoscaler.scale-down-delay-after-add"]
     assert space.changes(space.start()) == {}
     headroom = space.knobs[space.index("gpuPool.headroom")]
     assert headroom.kind == CHOICE and headroom.values[0] is None
@@ -384,9 +392,12 @@ def test_the_search_space_is_one_knob_per_setting_with_the_stacks_own_value_unch
         "gpuPool.headroom.gpus": 2, "gpuPool.headroom.schedules": []}
     unneeded = space.knobs[space.index("cluster.autoscaler.scale-down-unneeded-time")]
     assert unneeded.values[unneeded.current or 0] == "20m"  # as the stack writes it
-    cfg = stack.load(space.changes(space.with_value(space.start(), "workloads.0.targetUtilization", 0)))
+    dev_request = Request(stack="dev", root=ROOT, level=Level(1, 5))
+    dev = Stack(dev_request)
+    dev_space = build_space(dev, dev_request, find_bounds(dev, dev_request), None)
+    cfg = dev.load(dev_space.changes(dev_space.with_value(dev_space.start(), "workloads.0.targetUtilization", 0)))
     assert cfg.workloads[0].target_utilization == 10
-    assert math.isclose(dataclasses.replace(stack.settings(cfg)).threshold, 10.0)
+    assert math.isclose(dataclasses.replace(dev.settings(cfg)).threshold, 10.0)
 
 
 def test_a_trace_with_iso_timestamps_sets_the_windows_clock(tmp_path: Path) -> None:

@@ -118,21 +118,31 @@ def test_demand_above_the_quota_is_refused_with_the_quota_that_would_serve_it(tm
 
 #: Prod on its own trace, default level (≤ 1 % unserved, p95 ≤ 5 min within reach): docs/capacity-what-if.md,
 #: "tune", reports these (USD per month, tuning part / held-out part).
-PROD = {"recommended": (49_910, 47_929), "oracle": (46_834, 46_720), "current": (59_839, 54_154)}
+PROD = {"recommended": (46_720, 46_720), "oracle": (46_834, 46_720), "current": (63_524, 61_814)}
 
 
 def test_prods_recommendation_meets_the_level_on_the_held_out_days_near_the_oracles_cost(tmp_path: Path) -> None:
+    """Prod's `inference` has a serving profile: the level is ≤ 1 % unserved and the latency objective met for
+    ≥ 97 % of the demand (issue 21's aim, with ≤ 0.70× the static pool's GPU-hours), on both parts."""
     result, out = tune(tmp_path, "--jobs", "2", stack="prod")
     assert result.returncode == 0 and out is not None, result.stderr
     assert out["met"] and out["recommended"]["serviceLevel"]["met"] and out["heldOut"]["met"]
     assert out["heldOut"]["fromHour"] == 240 and out["tuningPart"]["toHour"] == 240
+    assert out["serviceLevel"]["minObjectiveAttainmentPercent"] == 97
+    assert out["serviceLevel"]["p95TimeToCapacityMinutes"] is None
     for part, i in ((out, 0), (out["heldOut"], 1)):
         for name, costs in PROD.items():
             assert round(part[name]["costPerMonth"]) == costs[i], (name, i)
         assert part["recommended"]["costPerMonth"] <= 1.15 * part["oracle"]["costPerMonth"]
-        assert part["recommended"]["serviceLevel"]["unservedPercent"] <= 1.0
+        for name in ("current", "recommended"):  # prod as configured meets the aim too
+            assert part[name]["serviceLevel"]["unservedPercent"] <= 1.0
+            assert part[name]["serviceLevel"]["objectiveAttainmentPercent"] >= 97, (name, i)
+            assert part[name]["gpuHoursBilled"] <= 0.70 * part["static"]["gpuHoursBilled"], (name, i)
     assert len(out["recommended"]["serviceLevel"]["reorderings"]) == 8
-    assert not out["current"]["serviceLevel"]["met"]  # prod as configured waits 6.5 min (within reach) at p95
+    assert all(r["objectiveAttainmentPercent"] >= 97 for r in out["recommended"]["serviceLevel"]["reorderings"])
+    # the workload's own values are the tuner's (maxReplicas 14, the default band); what is left is the pool's
+    # headroom, which the stack keeps (docs/capacity-what-if.md)
+    assert out["recommended"]["settings"] == {"gpuPool.headroom": None}
     assert out["current"]["dominatedBy"]["savingPerMonth"] > 0
 
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import re
 
-from stackconfig import flavors
+from stackconfig import flavors, versions
 from stackconfig.errors import Problem
 from stackconfig.gpu_pool import GpuPoolConfig
 from stackconfig.stack import StackConfig
+from stacknames import GPU_READY_TAINT_KEY, STARTUP_TAINT_PREFIX
 
 BARE_METAL_GPU_FLAVOR = re.compile(r"^bm\d+-ai-[a-z0-9-]+$")
+
+
+def _minor(version: str) -> int | None:
+    """`v1.35.3` -> 35; None for a version the cluster rules refuse."""
+    parts = version.lstrip("v").split(".")
+    return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else None
 
 
 def _labels(labels: dict[str, str]) -> str:
@@ -40,6 +47,22 @@ def pool_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.flavor", p.flavor, "is not a bare-metal GPU flavor (bm<gen>-ai-...)",
                                "use a flavor such as 'bm3-ai-1xlarge-h100-80-8' (list: GET /cloud/v1/k8s/"
                                "{project}/{region}/flavors)"))
+        for taint in p.taints:
+            if taint.startswith(STARTUP_TAINT_PREFIX):
+                # The pool's pods tolerate every key of `taints`, so a start-up taint there would hold nothing back,
+                # and no gate would remove it: the autoscaler would count every node as still starting, for good.
+                out.append(Problem(f"{key}.taints", {taint: p.taints[taint]},
+                                   f"holds a Cluster Autoscaler start-up taint ({STARTUP_TAINT_PREFIX}...): the "
+                                   "pool's workloads tolerate every taint listed here, and nothing would remove it",
+                                   f"remove it from {key}.taints: {key}.gpuReadyGate (on by default) registers the "
+                                   f"nodes with {GPU_READY_TAINT_KEY} and removes it once their GPUs are allocatable"))
+        minor = _minor(cfg.cluster.version)
+        if p.gpu_ready_gate and minor is not None and minor not in versions.KUBECTL_IMAGES:
+            out.append(Problem(f"{key}.gpuReadyGate", True,
+                               f"needs kubectl for Kubernetes 1.{minor} (cluster.version {cfg.cluster.version}), and "
+                               "stackconfig/versions.py KUBECTL_IMAGES pins it only for "
+                               f"1.{', 1.'.join(str(m) for m in sorted(versions.KUBECTL_IMAGES))}",
+                               f"set {key}.gpuReadyGate: false, or pin a kubectl image for that minor there"))
         if p.max_nodes <= p.min_nodes:
             out.append(Problem(f"{key}.maxNodes", p.max_nodes,
                                f"must be greater than {key}.minNodes ({p.min_nodes}), or the autoscaler never "
@@ -84,11 +107,26 @@ def system_pool_problems(cfg: StackConfig) -> list[Problem]:
         if s.max_nodes < s.min_nodes:
             out.append(Problem("systemPool.maxNodes", s.max_nodes, f"is below systemPool.minNodes ({s.min_nodes})",
                                f"set systemPool.maxNodes to at least {s.min_nodes}"))
-    elif all(any(spec.endswith((":NoSchedule", ":NoExecute")) for spec in p.taints.values()) for p in cfg.pools):
+    elif all(_repels(p.taints) for p in cfg.pools):
         out.append(Problem("systemPool.enabled", False,
                            "leaves only tainted GPU pools, so KEDA, Prometheus and the operators cannot schedule",
                            "keep the system pool, or remove a GPU pool's NoSchedule/NoExecute taints"))
+    elif all(_repels(p.node_taints) for p in cfg.pools):
+        # The untainted pools are all gated: the GPU Operator's own Deployment has nowhere to run until a gate
+        # opens, and no gate opens before the operator has made the GPUs allocatable.
+        for key, p in zip(cfg.pool_keys, cfg.pools, strict=True):
+            if not _repels(p.taints):
+                out.append(Problem(f"{key}.gpuReadyGate", True,
+                                   "with systemPool.enabled: false leaves the GPU Operator itself nowhere to run: "
+                                   "its nodes register with the start-up taint, which only the gate removes, once "
+                                   "the operator has made their GPUs allocatable",
+                                   f"set {key}.gpuReadyGate: false, or keep the system pool"))
     return out
+
+
+def _repels(taints: dict[str, str]) -> bool:
+    """Whether a pod that tolerates none of these taints is kept off the node."""
+    return any(spec.endswith((":NoSchedule", ":NoExecute")) for spec in taints.values())
 
 
 def flavor_problems(cfg: StackConfig) -> list[Problem]:
