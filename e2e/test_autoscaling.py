@@ -230,11 +230,13 @@ WINDOW_TIMEZONE = "Europe/Luxembourg"
 UPDATE_LEAD = 20.0
 #: The burst scenario ends this long after the headroom is back (the scheduler may leave a preemptor parked).
 AFTER_RESTORED = 5.0
-#: The burst: 3.2 GPUs on the window's 4 replicas (80 % each): the HPA asks for 6 (320 / 60), 2 more than the
-#: node's free GPUs (none), 2 fewer than the headroom (4), which also covers the query window's overshoot. At 6
-#: replicas the reading is 53 %, 0.89 of the target: a removed overshoot pod's minute (about 45 %) does not push it
-#: back over the tolerance, as it could at 3.5 GPUs (58 %, 0.97: the flap of tests/test_capacity.py).
-BURST = 3.2
+#: The burst: 2.7 GPUs on the window's 4 replicas (67.5 % each, 1.125 of the target: over the HPA's 10 % tolerance
+#: once the whole query window holds it): the HPA asks for 5 (270 / 60), 1 more than the node's free GPUs (none),
+#: 3 fewer than the headroom (4). One new replica, so no overshoot can follow: the highest reading at 5 replicas,
+#: the 4 old pods' windows still all at 67.5 % beside the new pod's 54 %, is 324 / 300 = 1.08, inside the tolerance.
+#: At 3.2 GPUs (6 replicas) the overshoot to 7 hung on 1 % (400 vs 396) and on whether the scheduler bound both
+#: preemptors within one exporter refresh: one CI run saw 6, the recording 7, and the what-if cannot know which.
+BURST = 2.7
 
 
 def next_minute(after: float) -> float:
@@ -289,7 +291,7 @@ def test_the_what_if_predicts_the_cron_window(chain: Chain) -> None:
 
 def test_a_burst_within_the_headroom_is_served_at_once_and_the_headroom_restored(
         chain: Chain, rng: random.Random, timer: Timer) -> None:
-    """On the full node (4 replicas, 4 placeholders), the load jumps to 3.2 GPUs: the HPA asks for more, the real
+    """On the full node (4 replicas, 4 placeholders), the load jumps to 2.7 GPUs: the HPA asks for more, the real
     kube-scheduler preempts placeholders (priority -10 under the workloads' 0) for them, so new replicas are Ready
     on the existing node before any new node is; the preempted placeholders go Pending, and as they are not below
     the autoscaler's `expendable-pods-priority-cutoff` (-10) the stand-in autoscaler orders a node for them alone;
