@@ -14,19 +14,30 @@ and the Ready GPUs serve up to their capacity:
 
 An instant attains the objective when both P90s are within `serving.latencyObjective`; attainment is the share
 of the demand that arrived at such instants, goodput the GPU-hours of work served at them. The triggers are the
-rendered ones (renderers/serving_profile.py): the latency ratio clamped at CLAMP, averaged over the scrapes of
-its smoothing window and banded; the KV-cache usage over its saturation level. The model has no request count,
-so the queue trigger is left out: here a queue exists only above the knee, where the latency trigger sees it in
-the TTFT. A model, not a measurement: the knee and the P90s come from `vllm bench serve` on the real model.
+rendered ones (renderers/serving_profile.py), with the memory of their queries: the latency trigger is the P90
+of the requests the histograms' rate window holds, not the P90 of the instant. A `rate(...[1m])` over 15 s
+scrapes spans its first to its last sample, one scrape interval less than the window (Prometheus
+promql/functions.go `extrapolatedRate`; the quantile is a ratio of bucket rates, so the extrapolation cancels),
+and the P90 of that span stays high while more than a tenth of the work it saw waited. That P90 per histogram,
+each over its objective, the larger clamped at CLAMP, is averaged over the scrapes of the smoothing window and
+banded. After a queue the trigger so remembers it for about the span plus the smoothing: on the real chain
+(e2e/test_serving_chain.py) the profile went on asking for replicas some 100 s after the queue had gone, which
+an instant P90 does not see (tests/test_serving_chain_replay.py replays that run's readings through this
+model). The KV-cache usage is averaged over the query window and taken over its saturation level. The model has
+no request count, so the queue trigger is left out: here a queue exists only above the knee, where the latency
+trigger sees it in the TTFT. A model, not a measurement: the knee and the P90s come from `vllm bench serve` on
+the real model.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from renderers import serving_profile
+from renderers.serving_profile import QUANTILE
 from stackconfig.serving import ServingConfig, seconds
 from stackconfig.workloads import WorkloadConfig
 
@@ -46,6 +57,8 @@ class ServiceModel:
     clamp: float = serving_profile.CLAMP
     #: Scrapes the latency ratio is averaged over (SMOOTHING at the scrape interval).
     smoothing_scrapes: int = 4
+    #: Seconds of finished requests a scrape's P90 is taken over: the rate window less one scrape interval.
+    span: float = 45.0
 
     @classmethod
     def from_config(cls, s: ServingConfig, scrape_interval: int) -> ServiceModel | None:
@@ -61,6 +74,7 @@ class ServiceModel:
             tpot_objective=seconds(o.tpot_p90) if o is not None and o.tpot_p90 is not None else None,
             band_up=s.band.scale_up, band_down=s.band.scale_down, kv_saturation=s.kv_cache_usage,
             smoothing_scrapes=max(1, round(smoothing / scrape_interval)),
+            span=max(float(scrape_interval), seconds(serving_profile.RATE_WINDOW) - scrape_interval),
         )
 
     def latency(self, load: float, wait: float) -> tuple[float, float]:
@@ -78,11 +92,25 @@ class ServiceModel:
         return max(s / self.band_up, 1.0) * min(s / self.band_down, 1.0)
 
 
+def weighted_quantile(points: Iterable[tuple[float, float]], q: float) -> float:
+    """The `q`-quantile of values weighted by their share of the requests: (weight, value) pairs, weights > 0."""
+    ranked = sorted(points, key=lambda p: p[1])
+    goal, seen = q * sum(w for w, _ in ranked), 0.0
+    for w, v in ranked:
+        seen += w
+        if seen >= goal:
+            return v
+    return ranked[-1][1]
+
+
 class Service:
     """The model's state over a run: the backlog, the scraped signals, and the attainment tallies."""
 
     def __init__(self, model: ServiceModel, scrape_window: int) -> None:
         self.m = model
+        self.clock = 0.0
+        #: (time, work served, P90 TTFT, P90 TPOT) of the ticks within the span: what the histograms hold.
+        self.finished: deque[tuple[float, float, float, float]] = deque()
         self.backlog = 0.0
         self.load = 0.0
         self.ttft, self.tpot = model.ttft_low, model.tpot_low
@@ -105,6 +133,11 @@ class Service:
         self.load = served / (capacity * dt) if capacity > 0 else 0.0
         wait = self.backlog / capacity if capacity > 0 else math.inf
         self.ttft, self.tpot = self.m.latency(self.load, wait)
+        self.clock += dt
+        if served > 0:
+            self.finished.append((self.clock, served, self.ttft, self.tpot))
+        while self.finished and self.finished[0][0] <= self.clock - self.m.span:
+            self.finished.popleft()
         met = (self.m.ttft_objective is None or self.ttft <= self.m.ttft_objective) and (
             self.m.tpot_objective is None or self.tpot <= self.m.tpot_objective)
         self.demand_s += arrived
@@ -117,15 +150,24 @@ class Service:
 
     def scrape(self, ready_pods: int) -> None:
         """What Prometheus holds of the engines' series: nothing while no pod is ready (an engine that is not
-        serving exports no histogram); the ratio is 0 when no request finished (renderers/serving_profile.py)."""
+        serving exports no histogram); the ratio is 0 when no request finished within the span
+        (renderers/serving_profile.py), else the P90s of the span's requests over their objectives."""
         if ready_pods == 0:
             self.ratios.clear()
             self.kv.clear()
             return
-        r = self.m.ratio(self.ttft, self.tpot)
-        if r is not None:
-            self.ratios.append(0.0 if self.idle else min(r, self.m.clamp))
+        if self.m.ttft_objective is not None or self.m.tpot_objective is not None:
+            self.ratios.append(self._span_ratio())
         self.kv.append(self.load)
+
+    def _span_ratio(self) -> float:
+        done = [f for f in self.finished if f[0] > self.clock - self.m.span]
+        if not done:
+            return 0.0
+        ttft = weighted_quantile(((w, a) for _, w, a, _ in done), QUANTILE)
+        tpot = weighted_quantile(((w, b) for _, w, _, b in done), QUANTILE)
+        r = self.m.ratio(ttft, tpot)
+        return 0.0 if r is None else min(r, self.m.clamp)
 
     def values(self) -> list[float]:
         """Each modelled trigger's value (metric type Value, target 1), as KEDA would read it now."""

@@ -5,6 +5,10 @@ breaks the rule it guards.
 A `Reading` is one look (every 0.2 s) at the HPA KEDA made from the serving profile's ScaledObject and at the
 workload's pods: the desired and current counts, the value the HPA read from each trigger (its
 `status.currentMetrics`), and how many pods serve (Ready) or load their model (bound, not Ready).
+
+`trigger_misfits` holds the what-if to the same readings: the engines' model rows the suite keeps (demand and Ready
+GPUs every 5 s) are fed through capacity/service.py's `Service` on the run's own clock, and every reading of the
+latency trigger must be matched by the model's value near it in time.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from capacity.service import Service, ServiceModel
 from capacity.settings import HPA_TOLERANCE as TOLERANCE
 from stacknames import SERVING_TRIGGER_NAMES
 
@@ -141,3 +146,60 @@ def first_scale_down(readings: Sequence[Reading]) -> float | None:
 def left_the_band(readings: Sequence[Reading], trigger: str) -> list[Reading]:
     """Readings whose latency value is outside the HPA's tolerance around its target 1 (it would act)."""
     return [r for r in readings if trigger in r.values and abs(1 - r.values[trigger]) > TOLERANCE]
+
+
+# --- the what-if's latency trigger against the one the HPA read -----------------------------------------------
+
+#: The chain's scrape interval (the PodMonitor's: dev's 15 s) and the smoothing subquery's step: the replay
+#: scrapes on whole multiples of it, as Prometheus aligns a subquery's steps.
+SCRAPE = 15
+#: The model rows' spacing in the scenarios' notes (the stand-in ticks every second; every fifth tick is kept).
+ROWS = 5.0
+#: How far in time the model's value may be from a reading: one scrape (where in its cycle the real scrape, the
+#: subquery's steps and KEDA's query fell, which the run does not keep) and one row (a load change reaches the
+#: replay up to a row late).
+LAG = SCRAPE + ROWS
+#: And in value, beyond that: the replay steps on the rows, not on the stand-in's every second.
+SLACK = 0.1
+#: Seconds the replay runs at the first scenario's starting load before it (the suite's warm-up holds it).
+WARM = 180.0
+
+
+def model_rows(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, float]]:
+    """(time, demand, Ready GPUs) of the engines' model, over every scenario (their `notes.model` rows)."""
+    return sorted((float(r[0]), float(r[1]), float(r[2])) for sc in scenarios for r in sc["notes"]["model"])
+
+
+def trigger_replay(model: ServiceModel, scenarios: Sequence[Mapping[str, Any]], first_load: float
+                   ) -> list[tuple[float, float | None]]:
+    """The what-if's latency trigger value each second of the run: its rows fed through `Service` (the last row
+    held between scenarios) after WARM seconds of `first_load` on one GPU."""
+    rows = model_rows(scenarios)
+    svc, out = Service(model, 4), []
+    t, i = float(math.floor(scenarios[0]["start"]) - WARM), 0
+    while t <= scenarios[-1]["end"]:
+        while i + 1 < len(rows) and rows[i + 1][0] <= t:
+            i += 1
+        demand, gpus = (first_load, 1.0) if t < rows[0][0] else rows[i][1:]
+        if round(t) % SCRAPE == 0:
+            svc.scrape(1 if gpus else 0)
+        values = svc.values()
+        out.append((t, values[0] if values else None))
+        svc.step(demand, gpus, 1.0)
+        t += 1.0
+    return out
+
+
+def trigger_misfits(series: Sequence[tuple[float, float | None]], scenario: Mapping[str, Any],
+                    trigger: str) -> list[str]:
+    """The scenario's readings of `trigger` that no model value within LAG of them comes within SLACK of."""
+    out = []
+    for x in (Reading.from_json(r) for r in scenario["notes"]["hpaReadings"]):
+        if trigger not in x.values:
+            continue
+        near = [v for t, v in series if abs(t - x.t) <= LAG and v is not None]
+        real = x.values[trigger]
+        if not near or not min(near) - SLACK <= real <= max(near) + SLACK:
+            out.append(f"{scenario['scenario']} +{x.t - scenario['start']:.1f} s: real {real:.2f}, "
+                       f"model {min(near, default=math.nan):.2f}-{max(near, default=math.nan):.2f}")
+    return out

@@ -402,3 +402,15 @@ def test_load_removed_scales_in_to_min_replicas_after_the_stabilisation_window(
     assert all(v == 0.0 for v in final.values.values()), final.values
     assert sc.real[-1].desired == sc.real[-1].ready == serving.workload.min_replicas
 
+
+
+def test_the_what_ifs_latency_trigger_follows_the_one_the_hpa_read(serving: Serving) -> None:
+    """The what-if's latency trigger (capacity/service.py), fed the run's own model rows, against every reading of
+    the real one in the three scenarios: the queue's memory after `rising` (the rate window's span and the
+    smoothing), the band in `steady`, the way to 0 in `removed` (tests/test_serving_chain_replay.py does the same
+    on the recorded run)."""
+    docs = [sc.as_json() for sc in serving.scenarios]
+    assert [d["scenario"] for d in docs] == ["rising", "steady", "removed"], "a scenario before this one failed"
+    series = checks.trigger_replay(serving.exporter.model, docs, IDLE)
+    misfits = [m for d in docs for m in checks.trigger_misfits(series, d, serving_profile.LATENCY_TRIGGER)]
+    assert not misfits, "\n".join(misfits)

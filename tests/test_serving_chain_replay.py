@@ -5,10 +5,15 @@ The recording is `$E2E_OUT/serving-timeline.json` of a run on the toolchain (`E2
 bash scripts/e2e.sh`), copied to tests/fixtures/serving_chain/: each scenario keeps the HPA's readings (its desired
 and current counts, the value it read from each trigger, the Ready and loading pods). A change to the checks that
 stops them catching the broken HPAs below fails here without the toolchain.
+
+The same recording calibrates the what-if's latency trigger (capacity/service.py): the engines' model rows it kept
+(demand and Ready GPUs every 5 s) are fed through `Service` on the recording's own clock, and its trigger value
+must follow the value the real HPA read, queue memory included.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import replace
@@ -18,11 +23,14 @@ from typing import Any
 import pytest
 
 from capacity.config import read_stack_file
+from capacity.service import ServiceModel
 from e2e import serving_checks as checks
 from e2e import timescale
 from e2e.serving_checks import SIZING, Reading
 from renderers.serving_profile import LATENCY_TRIGGER
 from stackconfig import load_stack_config
+from stackconfig.serving import ServingConfig
+from tests.vllm_history import PROFILE
 
 RECORDING = Path(__file__).parent / "fixtures" / "serving_chain" / "serving-timeline.json"
 
@@ -105,3 +113,44 @@ def test_the_steady_state_held_the_band_and_leaving_it_is_caught(band_value: flo
     else:
         moved = [replace(x, values={**x.values, LATENCY_TRIGGER: band_value}) for x in r]
         assert checks.left_the_band(moved, LATENCY_TRIGGER)
+
+
+# --- the what-if's latency trigger against the real one ------------------------------------------------------
+
+
+def recorded_model() -> ServiceModel:
+    """The profile the recorded run deployed: tests/vllm_history.py PROFILE with the run's band."""
+    profile = copy.deepcopy(PROFILE)
+    profile["band"] = doc()["band"]
+    model = ServiceModel.from_config(ServingConfig.model_validate(profile), checks.SCRAPE)
+    assert model is not None
+    return model
+
+
+def misfits(model: ServiceModel, name: str) -> list[str]:
+    scenarios = doc()["scenarios"]
+    series = checks.trigger_replay(model, scenarios, float(scenarios[0]["title"].split(" ")[0]))
+    return checks.trigger_misfits(series, scenario(name), LATENCY_TRIGGER)
+
+
+def test_the_what_ifs_latency_trigger_follows_the_real_one_through_the_queue_and_after_it() -> None:
+    """The rise (one replica queueing), the clamp while it queues, and the ~100 s after the queue has gone during
+    which the real trigger still asked for more (the overshoot to 8 replicas where 4 suffice)."""
+    sc = scenario("rising")
+    queue_gone = next(r[0] for r in sc["notes"]["model"] if r[3] == 0.0) - sc["start"]
+    last_high = max(x.t for x in readings("rising") if x.values[LATENCY_TRIGGER] > 1.0 + checks.SLACK) - sc["start"]
+    assert last_high - queue_gone > 60, "the recording has no memory of the queue to calibrate against"
+    assert not misfits(recorded_model(), "rising")
+
+
+@pytest.mark.parametrize("name", ["rising", "removed"])
+def test_an_instant_p90_misses_the_memory_the_real_trigger_had(name: str) -> None:
+    """The what-if before this calibration took the P90 of the instant (a span of one second): after the queue
+    its trigger falls back into the band a minute before the real one did, and with the load removed it reads 0
+    while the real one still reads the band."""
+    assert misfits(replace(recorded_model(), span=1.0), name)
+
+
+@pytest.mark.parametrize("name", ["steady", "removed"])
+def test_the_what_ifs_latency_trigger_follows_the_real_one_when_steady_and_when_idle(name: str) -> None:
+    assert not misfits(recorded_model(), name)

@@ -69,6 +69,32 @@ def test_no_ready_pod_exports_nothing_and_idle_pods_read_zero(model: ServiceMode
     assert svc.values() == [0.0, 0.0], "no request finished: the ratio and the KV cache read 0 (zero load)"
 
 
+def test_the_latency_trigger_remembers_a_queue_for_the_rate_windows_span(model: ServiceModel) -> None:
+    """A rate over 1 minute of 15 s scrapes spans 45 s of finished requests: after a queue has drained, its P90
+    stays clamped while more than a tenth of the work the span saw waited, though every new request is fast."""
+    assert model.span == 45.0
+    svc = Service(model, 4)
+    for _ in range(12):  # one minute above the knee, then capacity enough
+        svc.step(5.0, 4.0, 5)
+    svc.step(5.0, 20.0, 5)  # the backlog drains in one tick
+    assert svc.backlog == 0.0 and svc.ttft == pytest.approx(model.ttft_low)
+    ratios = []
+    for _ in range(12):
+        svc.scrape(20)
+        ratios.append(svc.ratios[-1])
+        for _ in range(3):
+            svc.step(5.0, 20.0, 5)
+    assert ratios[:2] == [model.clamp] * 2, "the span still holds the queued work"
+    # Once the span has only fast requests: the TPOT at load 5/20 over its 50 ms objective.
+    assert ratios[-1] == pytest.approx((0.007 + 0.033 * 0.25) / 0.05)
+    instant = Service(dataclasses.replace(model, span=model.span / 9), 4)  # one tick: the P90 of the instant
+    for _ in range(12):
+        instant.step(5.0, 4.0, 5)
+    instant.step(5.0, 20.0, 5)
+    instant.scrape(20)
+    assert instant.ratios[-1] < 1.0
+
+
 # --- the HPA on the profile's triggers -----------------------------------------------------------------------
 
 
