@@ -47,16 +47,17 @@ DEFAULT_HOLD_OUT = "30%"
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    # argparse %-formats help strings: each "%" of a default (e.g. "97%") goes in as "%%"
     p = argparse.ArgumentParser(prog="python -m capacity tune", description=__doc__.splitlines()[0])
     p.add_argument("stack", help="stack name: reads Pulumi.<stack>.yaml from the repository root")
     level = p.add_argument_group("service level")
     level.add_argument("--max-unserved", default=DEFAULT_MAX_UNSERVED, metavar="PCT",
-                       help=f"most demand left unserved, in %% of the demand (default {DEFAULT_MAX_UNSERVED})")
+                       help=f"most demand left unserved, in %% of the demand (default {DEFAULT_MAX_UNSERVED}%)")
     level.add_argument("--p95-time-to-capacity", metavar="DURATION", help="p95 time from a shortfall to enough Ready "
                        f"GPUs, e.g. 5m, 90s (default {DEFAULT_P95}; a workload scaled on GPU utilisation)")
     level.add_argument("--min-attainment", metavar="PCT",
                        help=f"least share of the demand served within the latency objective (default "
-                            f"{DEFAULT_ATTAINMENT}; a workload with a serving profile)")
+                            f"{DEFAULT_ATTAINMENT}%; a workload with a serving profile)")
     bounds = p.add_argument_group("bounds")
     bounds.add_argument("--max-nodes", type=int, metavar="N",
                         help="quota: the workload's pool's maxNodes at most N (default: its maxNodes)")
@@ -66,12 +67,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     bounds.add_argument("--keep", action="append", default=[], metavar="PATH",
                         help="hold one setting at the stack's value, e.g. workloads.0.schedules (repeatable)")
     p.add_argument("--hold-out", default=DEFAULT_HOLD_OUT, metavar="PCT",
-                   help=f"the trace's last part, replayed after tuning on the rest (default {DEFAULT_HOLD_OUT}; "
+                   help=f"the trace's last part, replayed after tuning on the rest (default {DEFAULT_HOLD_OUT}%; "
                         "0 tunes on all of it)")
     p.add_argument("--reorderings", type=int, default=8, metavar="N",
-                   help="copies of the tuning part with each hour's 10-minute blocks reordered (and other "
-                        "provisioning draws) on which the recommendation must meet the level too (default 8; 0: "
-                        "the trace as it is only)")
+                   help="copies of the tuning part, each hour's 10-minute blocks reordered (and other draws), on "
+                        "which the recommendation must meet the level too (default 8; 0: the trace as it is only)")
     p.add_argument("--timezone", help="time zone of learned windows (default: the stack's own windows', else UTC)")
     p.add_argument("--trace", help="demand CSV (default: the stack's whatIf.trace)")
     p.add_argument("--column", help="demand column (default: whatIf.column, else 'requests')")
