@@ -6,6 +6,7 @@
 #                                     # bad input against the real server; two GPU pools under the real scheduler;
 #                                     # the GPU-ready gate (real kubectl; the stand-in autoscaler gated and not)
 #   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
+#   bash scripts/e2e.sh serving       # the serving profile through the same chain (E2E_OUT: serving-timeline.json)
 #   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
 #   E2E_FILES=e2e/test_lifecycle.py bash scripts/e2e.sh   # only these test files
 #
@@ -22,7 +23,8 @@ case "$suite" in
   lifecycle) files=(e2e/test_preview.py e2e/test_pools.py e2e/test_gpu_gate.py e2e/test_lifecycle.py e2e/test_existing_cluster.py
              e2e/test_prod.py e2e/test_bad_input.py) ;;
   autoscaling) files=(e2e/test_autoscaling.py) ;;
-  *) echo "e2e: unknown suite '$suite' (lifecycle or autoscaling)" >&2; exit 2 ;;
+  serving) files=(e2e/test_serving_chain.py) ;;
+  *) echo "e2e: unknown suite '$suite' (lifecycle, autoscaling or serving)" >&2; exit 2 ;;
 esac
 if [ -n "${E2E_FILES:-}" ]; then read -r -a files <<<"$E2E_FILES"; fi
 if ! python3 toolchain/build.py --check >/dev/null 2>&1; then
