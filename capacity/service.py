@@ -17,7 +17,8 @@ of the demand that arrived at such instants, goodput the GPU-hours of work serve
 rendered ones (renderers/serving_profile.py), with the memory of their queries: the latency trigger is the P90
 of the requests the histograms' rate window holds, not the P90 of the instant. A `rate(...[1m])` over 15 s
 scrapes spans its first to its last sample, one scrape interval less than the window (Prometheus
-promql/functions.go `extrapolatedRate`; the quantile is a ratio of bucket rates, so the extrapolation cancels),
+promql/functions.go `extrapolatedRate`; the quantile is a ratio of bucket rates, so the extrapolation cancels;
+tests/test_serving_whatif.py checks the span against the rendered query on promtool),
 and the P90 of that span stays high while more than a tenth of the work it saw waited. That P90 per histogram,
 each over its objective, the larger clamped at CLAMP, is averaged over the scrapes of the smoothing window and
 banded. After a queue the trigger so remembers it for about the span plus the smoothing: on the real chain

@@ -1,9 +1,10 @@
 """A recorded run of e2e/test_serving_chain.py (the serving profile on the real KEDA and HPA), replayed through the
 checks that suite makes (e2e/serving_checks.py), and each check shown to fail on an HPA that breaks its rule.
 
-The recording is `$E2E_OUT/serving-timeline.json` of a run on the toolchain (`bash scripts/e2e.sh serving`), copied to tests/fixtures/serving_chain/: each scenario keeps the HPA's readings (its desired
-and current counts, the value it read from each trigger, the Ready and loading pods). A change to the checks that
-stops them catching the broken HPAs below fails here without the toolchain.
+The recording is `$E2E_OUT/serving-timeline.json` of a run on the toolchain (`bash scripts/e2e.sh serving`),
+copied to tests/fixtures/serving_chain/: each scenario keeps the HPA's readings (its desired and current counts,
+the value it read from each trigger, the Ready and loading pods). A change to the checks that stops them catching
+the broken HPAs below fails here without the toolchain.
 
 The same recording calibrates the what-if's latency trigger (capacity/service.py): the engines' model rows it kept
 (demand and Ready GPUs every 5 s) are fed through `Service` on the recording's own clock, and its trigger value

@@ -15,7 +15,10 @@ from capacity import config as stackfile
 from capacity.cli import main
 from capacity.service import Service, ServiceModel
 from capacity.sim import simulate
+from renderers import serving_profile
 from stackconfig import WhatIfConfig
+from stackconfig.engines import VLLM
+from tests.prometheus_harness import dump_yaml, promtool
 from tests.test_capacity import base, steps
 from tests.vllm_history import prod_with_profile
 
@@ -93,6 +96,41 @@ def test_the_latency_trigger_remembers_a_queue_for_the_rate_windows_span(model: 
     instant.step(5.0, 20.0, 5)
     instant.scrape(20)
     assert instant.ratios[-1] < 1.0
+
+
+#: The rate-window test's scrape interval, and the buckets its fast and queued requests fall in.
+SCRAPE, FAST_LE, SLOW_LE = 15, 0.05, 20.0
+
+
+@pytest.mark.subprocess
+def test_the_span_is_what_the_rendered_p90_sees_on_prometheus(model: ServiceModel, tmp_path: Path) -> None:
+    """One 15 s interval of queued requests among fast ones, fed to the model and, as TTFT histogram counts
+    scraped every 15 s, to the stack's own P90 query on promtool: at every evaluation both say the same about
+    the objective (breached while the window's samples bracket the queued interval: 45 s, not the window's 60)."""
+    ticks = [(0.5, 1.0)] * 6 + [(2.0, 1.0)] + [(0.5, 10.0)] * 8  # (GPUs of work, Ready GPUs) per interval
+    svc, fast, slow, breached = Service(model, 4), [0.0], [0.0], {}
+    for k, (demand, gpus) in enumerate(ticks):
+        svc.step(demand, gpus, SCRAPE)
+        requests = 10 * svc.load * gpus * SCRAPE  # any count per GPU-second of work: the quantile is a ratio
+        queued = svc.ttft > FAST_LE
+        fast.append(fast[-1] + (0 if queued else requests))
+        slow.append(slow[-1] + (requests if queued else 0))
+        svc.scrape(1)
+        breached[SCRAPE * (k + 1)] = int(svc.ratios[-1] > 1)
+    assert sum(breached.values()) == 3, "the queued interval is seen by three scrapes: a 45 s span"
+    name, pod = VLLM.ttft_histogram, 'pod="p"'
+    series = [{"series": f'{name}_bucket{{{pod},le="{FAST_LE}"}}', "values": " ".join(map(str, fast))}]
+    total = " ".join(str(f + q) for f, q in zip(fast, slow, strict=True))
+    series += [{"series": f'{name}_bucket{{{pod},le="{le}"}}', "values": total} for le in (SLOW_LE, "+Inf")]
+    series.append({"series": f"{name}_count{{{pod}}}", "values": total})
+    expr = f"({serving_profile.p90_ratio(name, 0.5, pod)}) > bool 1"
+    checks = [{"expr": expr, "eval_time": f"{t + 1}s", "exp_samples": [{"labels": "{}", "value": v}]}
+              for t, v in breached.items() if t >= 4 * SCRAPE]  # a full window of samples
+    tests = [{"interval": f"{SCRAPE}s", "input_series": series, "promql_expr_test": checks}]
+    dump_yaml({"groups": []}, tmp_path / "rules.yaml")
+    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "15s", "tests": tests}, tmp_path / "tests.yaml")
+    result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --- the HPA on the profile's triggers -----------------------------------------------------------------------
