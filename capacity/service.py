@@ -115,7 +115,6 @@ class Service:
         self.backlog = 0.0
         self.load = 0.0
         self.ttft, self.tpot = model.ttft_low, model.tpot_low
-        self.idle = True
         self.ratios: deque[float] = deque(maxlen=model.smoothing_scrapes)
         self.kv: deque[float] = deque(maxlen=max(1, scrape_window))
         self.demand_s = 0.0
@@ -130,7 +129,6 @@ class Service:
         work = self.backlog + arrived
         served = min(work, capacity * dt)
         self.backlog = work - served
-        self.idle = served <= 0 and self.backlog <= 0
         self.load = served / (capacity * dt) if capacity > 0 else 0.0
         wait = self.backlog / capacity if capacity > 0 else math.inf
         self.ttft, self.tpot = self.m.latency(self.load, wait)
