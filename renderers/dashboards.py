@@ -346,9 +346,9 @@ def _health(cfg: StackConfig) -> dict[str, Any]:
         thresholds=[("green", None), ("orange", rules.GPU_TEMP_WARNING_C), ("red", rules.GPU_TEMP_CRITICAL_C)],
     ), 12, 8)
     layout.add(_timeseries(
-        "XID errors (last code, 5 min window)", "Non-zero: the GPU reported an XID (GpuXidError / "
-        "GpuXidErrorCritical name the codes).",
-        (f"{recorded.GPU_XID_RECENT} > 0", "{{node}} GPU {{gpu}} {{UUID}}"),
+        "Last XID per GPU", "The code dcgm-exporter holds until the driver reloads: GpuXidError fires once when "
+        "it changes, GpuXidErrorCritical while it is a hardware code.",
+        (f"{recorded.GPU_XID_LAST} > 0", "{{node}} GPU {{gpu}} {{UUID}}"),
     ), 12, 8)
     layout.add(_timeseries(
         "GPUs reporting vs allocatable, per node",

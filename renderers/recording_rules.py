@@ -21,8 +21,16 @@ from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, po
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, placeholder_name
 
-#: Window over which an XID counts as "recent" (the gauge holds the last XID code).
+#: dcgm-exporter's `DCGM_FI_DEV_XID_ERRORS` is a gauge: "Value of the last XID error encountered." (NVIDIA/dcgm-exporter
+#: etc/dcp-metrics-included.csv, the list the GPU Operator v26.7.0's exporter 4.6.0-4.8.3 reads), held until the
+#: driver reloads. So a *new* XID is a change of that gauge: the warning fires for this long after the change, then
+#: clears while the gauge still holds the code. (The exporter's XID count, DCGM_EXP_XID_ERRORS_COUNT, is not in that
+#: list; exporting it would replace the operator's whole metrics list with one of ours.)
 XID_WINDOW = "5m"
+#: How long a GPU's last code is remembered across a scrape gap: a series back after a gap is not a new XID.
+XID_MEMORY = "1h"
+#: The labels of one GPU in the XID series (the exporter's, plus our `node`).
+XID_BY = f"{dcgm.NODE_LABEL}, gpu, {dcgm.GPU_ID_LABEL}, modelName"
 
 # --- recording rule names (dashboards and alerts read these, not the raw series) -----------------
 
@@ -44,7 +52,10 @@ POD_GPU_RUNNING = "namespace_pod:gpu_pod_running:info"
 POD_GPU_UTIL = "namespace_pod:dcgm_gpu_utilization:avg"
 NODE_GPU_UTIL = "node:dcgm_gpu_utilization:avg"
 NODE_GPUS_REPORTING = "node:dcgm_gpus:count"
-GPU_XID_RECENT = "node_gpu:dcgm_xid_last:max5m"
+#: The last XID code each GPU holds (0: none since the driver loaded).
+GPU_XID_LAST = "node_gpu:dcgm_xid_last:max"
+#: That code while it is new: the gauge changed to it, or first showed it, within XID_WINDOW.
+GPU_XID_NEW = "node_gpu:dcgm_xid_new:max"
 GPU_TEMP = "node_gpu:dcgm_gpu_temp:max"
 WL_UTIL_SUM = "workload:gpu_utilization:sum"
 WL_GPUS_REPORTING = "workload:gpus_reporting:count"
@@ -176,9 +187,12 @@ def _dcgm_rules() -> list[dict[str, Any]]:
             f'avg by (namespace, pod) (max by (namespace, pod, {gpu}) '
             f'(clamp({dcgm.GPU_UTIL_METRIC}{{namespace!="",pod!=""}}, 0, 100)))',
         ),
+        # Per GPU, not per exporter pod: a restarted exporter (new `instance`) continues the same series.
+        _record(GPU_XID_LAST, f"max by ({XID_BY}) (DCGM_FI_DEV_XID_ERRORS)"),
         _record(
-            GPU_XID_RECENT,
-            f"max by ({node}, gpu, {gpu}, modelName) (max_over_time(DCGM_FI_DEV_XID_ERRORS[{XID_WINDOW}]))",
+            GPU_XID_NEW,
+            f"{GPU_XID_LAST} > 0 and on ({XID_BY}) ((changes({GPU_XID_LAST}[{XID_WINDOW}]) > 0) or "
+            f"({GPU_XID_LAST} unless on ({XID_BY}) last_over_time({GPU_XID_LAST}[{XID_MEMORY}] offset {XID_WINDOW})))",
         ),
         _record(GPU_TEMP, f"max by ({node}, gpu, {gpu}, modelName) (DCGM_FI_DEV_GPU_TEMP)"),
     ]

@@ -27,7 +27,8 @@ from renderers import dcgm, promql, serving_rules
 from renderers.chart_values import KEDA_OPERATOR, KSM_GPU_RESOURCE, pool_node_labels
 from renderers.recording_rules import (
     GPU_TEMP,
-    GPU_XID_RECENT,
+    GPU_XID_LAST,
+    GPU_XID_NEW,
     HEADROOM_GPUS_PENDING,
     NODE_GPUS_REPORTING,
     POD_GPU_PENDING,
@@ -278,9 +279,14 @@ def _pool_alerts(cfg: StackConfig, pool: GpuPoolConfig, values: Mapping[str, obj
     return out
 
 
+def _hardware_xid(series: str) -> str:
+    """`series` where its value is one of XID_CRITICAL_CODES."""
+    return " or ".join(f"{series} == {code}" for code in XID_CRITICAL_CODES)
+
+
 def _alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) -> list[dict[str, Any]]:
     values = runbook_values(cfg, gpu_operator_namespace, keda_namespace)
-    critical_xid = " or ".join(f"{GPU_XID_RECENT} == {code}" for code in XID_CRITICAL_CODES)
+    new_xid = f"{GPU_XID_NEW} unless ({_hardware_xid(GPU_XID_NEW)})"
     gpu_ref = GPU_REF
     pools = [alert for pool in cfg.pools
              for alert in _pool_alerts(cfg, pool, runbook_values(cfg, gpu_operator_namespace, keda_namespace, pool))]
@@ -312,20 +318,22 @@ def _alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) 
             "Prometheus is not scraping the KEDA operator, so KEDA scaler errors cannot alert",
             runbook("KedaMetricsAbsent", values),
         ),
+        # While the gauge holds a hardware code: until the GPU is reset or the node replaced (its runbook says so).
         _alert(
             "GpuXidErrorCritical",
-            critical_xid,
+            _hardware_xid(GPU_XID_LAST),
             "0m",
             "critical",
-            f"{gpu_ref} reported XID {{{{ $value }}}}, a hardware-level fault",
+            f"{gpu_ref} holds hardware XID {{{{ $value }}}}: firing until the GPU is reset or the node replaced",
             runbook("GpuXidErrorCritical", values),
         ),
+        # Once per new code, for XID_WINDOW: the gauge keeps the code, the alert does not.
         _alert(
             "GpuXidError",
-            f"{GPU_XID_RECENT} > 0 unless ({critical_xid})",
+            new_xid,
             "0m",
             "warning",
-            f"{gpu_ref} reported XID {{{{ $value }}}}",
+            f"{gpu_ref} reported a new XID {{{{ $value }}}}",
             runbook("GpuXidError", values),
         ),
         _alert(

@@ -364,27 +364,38 @@ def cases(cfg: StackConfig) -> list[Case]:
              (Check("15m", "KedaMetricsAbsent", (Fires({}),)),)),
         Case("KEDA's operator is scraped", {series("up", job=cv.KEDA_OPERATOR, namespace="keda"): "1x30"},
              (Check("15m", "KedaMetricsAbsent"),)),
+        # dcgm-exporter's XID series is a gauge holding the last code until the driver reloads: it never drops back
+        # to 0 on its own (etc/dcp-metrics-included.csv). Here a code is held for ten hours.
         Case(
-            "GPUs report XIDs",
+            "an XID held for hours: hardware fires until the node is rebooted, an application code once",
             {
-                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 0): "0x9 79x30",  # fell off the bus
-                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 1): "0x9 13x30",  # application fault
-                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 2): "0x40",
+                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 0): "0x9 79x600 _x10 0x60",  # off the bus; reboot, driver 0
+                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 1): "0x9 13x660",  # application fault, held
+                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 2): "0x670",
             },
             (
                 Check("5m", "GpuXidErrorCritical"),
                 Check("5m", "GpuXidError"),
-                Check("15m", "GpuXidErrorCritical", (Fires(gpu_labels("gpu-a", 0), 79),)),
-                Check("15m", "GpuXidError", (Fires(gpu_labels("gpu-a", 1), 13),)),
+                Check("12m", "GpuXidErrorCritical", (Fires(gpu_labels("gpu-a", 0), 79),)),
+                Check("12m", "GpuXidError", (Fires(gpu_labels("gpu-a", 1), 13),)),
+                Check("20m", "GpuXidError"),  # the gauge still holds 13: not new any more
+                Check("300m", "GpuXidErrorCritical", (Fires(gpu_labels("gpu-a", 0), 79),)),
+                Check("300m", "GpuXidError"),
+                Check("630m", "GpuXidErrorCritical"),  # rebooted: the driver reports 0
+                Check("630m", "GpuXidError"),
             ),
         ),
         Case(
-            "an XID ages out of the window",
-            {gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 3): "0x9 43x1 0x30"},
+            "a new code replaces the held one; a GPU first seen holding an XID; a scrape gap is no new XID",
+            {
+                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 3): "0x9 13x100 31x300",
+                gpu("DCGM_FI_DEV_XID_ERRORS", "gpu-a", 4): "43x30 _x20 43x60",  # exporter unreachable for 20 min
+            },
             (
-                Check("12m", "GpuXidError", (Fires(gpu_labels("gpu-a", 3), 43),)),
-                Check("20m", "GpuXidError"),
-                Check("12m", "GpuXidErrorCritical"),
+                Check("2m", "GpuXidError", (Fires(gpu_labels("gpu-a", 4), 43),)),
+                Check("53m", "GpuXidError"),
+                Check("115m", "GpuXidError", (Fires(gpu_labels("gpu-a", 3), 31),)),
+                Check("115m", "GpuXidErrorCritical"),
             ),
         ),
         Case(
