@@ -153,19 +153,17 @@ def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
 
 
 def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
-    """Per workload: where it runs, what scales it and on which query and threshold."""
+    """Per workload: where it runs, and what scales it: its ScaledObject's triggers, as rendered."""
     return {
         w.name: {
             "namespace": w.namespace,
             "deployment": w.name,
             "scaledObject": w.name,
             "hpa": promql.hpa_name(w.name),
-            "query": workload_specs.gpu_query(w),
-            "threshold": promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod)),
+            "triggers": workload_specs.scaling_triggers(w),
             "gpusPerPod": w.gpus_per_pod,
             "minReplicas": w.min_replicas,
             "maxReplicas": w.max_replicas,
-            "targetUtilization": w.gpu_target_utilization,
             "service": workload_specs.service_address(w),
             "pool": pool.name if (pool := cfg.pool_of(w)) is not None else None,
         }

@@ -170,11 +170,12 @@ def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = Non
     )
     layout.add(_timeseries(
         "Replicas: wanted, desired, current, available, max",
-        f"Wanted: ceil(KEDA's value / {threshold}), what the metric alone asks for. Desired: the HPA "
+        f"Wanted: the most any trigger alone asks for (GPU: ceil(KEDA's value / {threshold}); a serving "
+        "profile's: ceil(value × ready pods)). Desired: the HPA "
         f"{promql.hpa_name(w.name)} after its 10 % tolerance, behaviour and limits. Current: pods the HPA "
         "counts (Pending ones too). Available: pods serving. Desired above available for long means pods wait "
         "for GPUs; wanted above max means maxReplicas caps the workload.",
-        (_wl(recorded.WL_WANTED, w), "wanted by metric"), (_wl(recorded.WL_DESIRED, w), "desired (HPA)"),
+        (_wl(recorded.WL_WANTED, w), "wanted by triggers"), (_wl(recorded.WL_DESIRED, w), "desired (HPA)"),
         (_wl(recorded.WL_CURRENT, w), "current"), (_wl(recorded.WL_AVAILABLE, w), "available"),
         (_wl(recorded.WL_MAX, w), "maxReplicas"),
     ), 12, 8)

@@ -66,6 +66,9 @@ WL_DESIRED = "workload:replicas_desired:max"
 WL_CURRENT = "workload:replicas_current:max"
 WL_AVAILABLE = "workload:replicas_available:max"
 WL_MAX = "workload:replicas_max:max"
+#: Per trigger (label `trigger`): the replicas the HPA's formula asks for on that trigger alone.
+WL_WANTED_BY_TRIGGER = "workload:replicas_wanted_by_trigger:ceil"
+#: The most any trigger asks for.
 WL_WANTED = "workload:replicas_wanted:ceil"
 HEADROOM_GPUS_HELD = "headroom:gpus_held:sum"
 HEADROOM_GPUS_PENDING = "headroom:gpus_pending:sum"
@@ -205,7 +208,6 @@ def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
 def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]:
     labels = _workload_labels(cfg, w)
     selector = sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
-    threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
@@ -227,9 +229,27 @@ def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]
         _record(WL_CURRENT, _hpa_metric("kube_horizontalpodautoscaler_status_current_replicas", w), labels),
         _record(WL_MAX, _hpa_metric("kube_horizontalpodautoscaler_spec_max_replicas", w), labels),
         _record(WL_AVAILABLE, f"max({available})", labels),
-        # What the metric alone asks for (the HPA formula before tolerance and maxReplicas).
-        _record(WL_WANTED, f"ceil({_wl(WL_UTIL_SUM, w)} / {threshold})", labels),
+        *_wanted_rules(w, labels),
     ]
+
+
+def _wanted_rules(w: WorkloadConfig, labels: dict[str, str]) -> list[dict[str, Any]]:
+    """What each metric trigger of the ScaledObject asks for alone (the HPA's formula before its tolerance and
+    maxReplicas), then the most of them: the HPA takes the largest (kubernetes/kubernetes
+    pkg/controller/podautoscaler/horizontal.go `computeReplicasForMetrics`). `AverageValue`: value / threshold.
+    `Value` (the serving profile's): value / threshold × ready pods (replica_calculator.go
+    `GetExternalMetricReplicas`), ready pods read as the Deployment's available replicas. A cron window asks for at
+    most maxReplicas (the stack config refuses more), so it cannot put a workload over it."""
+    out = []
+    for t in workload_specs.scaling_triggers(w):
+        if t["type"] != "prometheus":
+            continue
+        ratio = f"({t['query']}) / {t['threshold']}"
+        if t["metricType"] == "Value":
+            ratio += f" * scalar({_wl(WL_AVAILABLE, w)})"
+        out.append(_record(WL_WANTED_BY_TRIGGER, f"ceil({ratio})", {**labels, "trigger": t["name"]}))
+    out.append(_record(WL_WANTED, f"max({_wl(WL_WANTED_BY_TRIGGER, w)})", labels))
+    return out
 
 
 def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from renderers import chart_values as cv
 from renderers import dcgm, promql
 from renderers import recording_rules as recorded
 from renderers import rule_groups as alerts
+from renderers.workload_specs import scaled_object_spec
 from stackconfig import StackConfig, WorkloadConfig, versions
 from stacknames import HEADROOM_NAMESPACE
 from tests.chart_cache import chart_values
@@ -195,6 +196,30 @@ def serving_cases(w: WorkloadConfig) -> list[Case]:
     ]
 
 
+def serving_at_max_cases(w: WorkloadConfig) -> list[Case]:
+    """A serving workload's HPA asks for more than maxReplicas on its queue (a `Value` trigger: value / 1 × ready
+    pods), with no GPU series at all: GpuWorkloadAtMaxReplicas reads every trigger, not only the GPU guardrail."""
+    if w.serving is None:
+        return []
+    pods = [pod_name(w, f"q{i:04d}") for i in range(w.max_replicas)]
+    full = {**hpa(w, maximum=f"{w.max_replicas}x60"), **available(w, f"{w.max_replicas}x60")}
+
+    def waiting(per_pod: float) -> dict[str, str]:
+        return {series("vllm:num_requests_waiting", namespace=w.namespace, pod=pod): f"{per_pod:g}x60" for pod in pods}
+
+    queue = w.serving.queue_per_replica
+    # clamped at 2: twice the ready pods
+    return [
+        Case(f"{w.name}'s queue asks for more than maxReplicas", {**full, **waiting(4 * queue)}, (
+            Check("10m", "GpuWorkloadAtMaxReplicas"),
+            Check("20m", "GpuWorkloadAtMaxReplicas",
+                  (Fires({"workload": w.name, "namespace": w.namespace}, 2 * w.max_replicas),)),
+        )),
+        Case(f"{w.name}'s queue at maxReplicas within its target", {**full, **waiting(0.8 * queue)},
+             (Check("20m", "GpuWorkloadAtMaxReplicas"),)),
+    ]
+
+
 def cases(cfg: StackConfig) -> list[Case]:
     w1, w2 = workloads(cfg)
     provision = cfg.pools[0].provision_minutes
@@ -228,6 +253,7 @@ def cases(cfg: StackConfig) -> list[Case]:
     return [
         *headroom_cases(cfg, placeholder),
         *(case for w in cfg.workloads for case in serving_cases(w)),
+        *(case for w in cfg.workloads for case in serving_at_max_cases(w)),
         Case(
             "a pool node is Ready without allocatable GPUs",
             {
@@ -548,15 +574,21 @@ def test_each_alert_is_a_runbook(groups: list[dict[str, Any]]) -> None:
 
 
 def test_workload_rules_follow_the_program(prod: StackConfig, groups: list[dict[str, Any]]) -> None:
-    """Per-workload rules use the ScaledObject's exact query and HPA name, and the per-GPU threshold."""
+    """Per-workload rules use the ScaledObject's exact queries, thresholds and HPA name."""
     records = [r for g in groups for r in g["rules"] if "record" in r]
     for w in prod.workloads:
         mine = {r["record"]: r["expr"] for r in records if r.get("labels", {}).get("workload") == w.name}
         assert mine[recorded.WL_UTIL_SUM] == promql.gpu_utilization_query(w.name, w.namespace)
         assert f'horizontalpodautoscaler="{promql.hpa_name(w.name)}"' in mine[recorded.WL_DESIRED]
-        # the GPU trigger's target: targetUtilization, or the guardrail's 100 % beside a serving profile (prod)
-        threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
-        assert mine[recorded.WL_WANTED].endswith(f"/ {threshold})")
+        # wanted replicas: one series per metric trigger of the ScaledObject, on its query and threshold
+        wanted = {r["labels"]["trigger"]: r["expr"] for r in records
+                  if r["record"] == recorded.WL_WANTED_BY_TRIGGER and r["labels"]["workload"] == w.name}
+        rendered = [t for t in scaled_object_spec(w, "http://p:9090")["triggers"] if t["type"] == "prometheus"]
+        assert list(wanted) == [t["name"] for t in rendered]
+        for t in rendered:
+            assert wanted[t["name"]].startswith(f"ceil(({t['metadata']['query']}) / {t['metadata']['threshold']}")
+        per_trigger = f'{recorded.WL_WANTED_BY_TRIGGER}{{workload="{w.name}",namespace="{w.namespace}"}}'
+        assert mine[recorded.WL_WANTED] == f"max({per_trigger})"
     assert [w.gpu_target_utilization for w in prod.workloads] == [100, 75]
 
 

@@ -106,7 +106,12 @@ def test_the_workload_is_created_with_the_platform_component_through_the_consume
     }
     assert consumer.get(f"{name}-scaledobject").depends_on(consumer.get(f"{name}-deployment"))
     assert consumer.outputs["workload"]["hpa"] == f"keda-hpa-{name}"
-    assert consumer.outputs["workload"]["threshold"] == "70"  # targetUtilization 70 × 1 GPU per pod
+    # what its ScaledObject scales on, as the platform's `workloads` output states it
+    rendered = consumer.get(f"{name}-scaledobject").inputs["spec"]["triggers"]
+    (gpu,) = consumer.outputs["workload"]["triggers"]
+    assert gpu == {"name": "gpu-utilization", "type": "prometheus", "metricType": "AverageValue",
+                   "query": rendered[0]["metadata"]["query"], "threshold": "70",  # targetUtilization 70 × 1 GPU
+                   "activationThreshold": None}
 
 
 def test_the_kubeconfig_stays_secret_through_the_stack_reference(

@@ -10,6 +10,7 @@ from offline.engine import RecordedResource, Recording, Secret
 from renderers import promql
 from stacknames import GPU_READY_TAINT_KEY, GPU_READY_TAINT_SPEC
 from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
+from tests.prometheus_harness import stack_config
 
 COMPONENT_PREFIX = "gpu-platform:"
 RELEASES = ("gpu-operator-release", "keda-release", "monitoring-release")
@@ -178,8 +179,9 @@ def test_scaled_object_trigger_reads_the_real_prometheus_and_only_this_workload(
         assert spec["fallback"]["failureThreshold"] >= 1
         assert spec["minReplicaCount"] <= spec["fallback"]["replicas"] <= spec["maxReplicaCount"]
         gpus = int(deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
-        target = rec.outputs["workloads"][name]["targetUtilization"]
-        assert float(meta["threshold"]) == pytest.approx(target * gpus)
+        (w,) = [w for w in stack_config(rec.stack).workloads if w.name == name]
+        # targetUtilization, or 100 beside a serving profile (its GPU guardrail)
+        assert float(meta["threshold"]) == pytest.approx(w.gpu_target_utilization * gpus)
         assert spec["advanced"]["horizontalPodAutoscalerConfig"]["name"] == f"keda-hpa-{name}"
 
 
@@ -227,15 +229,26 @@ def test_outputs_contract(rec: Recording) -> None:
     assert out["namespaces"]["monitoring"] == "monitoring"
     for name, w in out["workloads"].items():
         assert w["hpa"] == f"keda-hpa-{name}"
-        so = rec.get(f"{name}-scaledobject").inputs["spec"]["triggers"][0]["metadata"]
-        assert (w["query"], w["threshold"]) == (so["query"], so["threshold"])
+        # every trigger of the ScaledObject the program registered, in its order, as KEDA gets it
+        rendered = rec.get(f"{name}-scaledobject").inputs["spec"]["triggers"]
+        assert [t["name"] for t in w["triggers"]] == [t["name"] for t in rendered]
+        for told, t in zip(w["triggers"], rendered, strict=True):
+            assert told["type"] == t["type"] and told.get("metricType") == t.get("metricType")
+            shown = {k: v for k, v in told.items() if k not in ("name", "type", "metricType")}
+            assert shown == {k: t["metadata"].get(k) for k in shown}, name
 
 
-def test_prod_runs_two_gpu_sizes(recordings: dict[str, Recording]) -> None:
+def test_prod_runs_two_gpu_sizes_and_says_what_scales_each(recordings: dict[str, Recording]) -> None:
     prod = recordings["prod"]
-    thresholds = {name: w["threshold"] for name, w in prod.outputs["workloads"].items()}
-    # the GPU trigger's threshold: inference scales on its serving profile, the GPU guardrail at 100 % of 1 GPU
-    assert thresholds == {"inference": "100", "embeddings": "150"}
+    scaled = {name: {t["name"]: t.get("threshold") for t in w["triggers"]}
+              for name, w in prod.outputs["workloads"].items()}
+    # inference scales on its serving profile (a cron window of 8 replicas by day), beside the GPU guardrail at
+    # 100 % of 1 GPU; embeddings on its 2 GPUs at 75 % each
+    assert scaled == {
+        "inference": {"gpu-utilization": "100", "latency-objective": "1", "queue-depth": "1", "kv-cache": "1",
+                      "schedule-0": None},
+        "embeddings": {"gpu-utilization": "150"},
+    }
 
 
 def test_prometheus_operator_objects_wait_for_the_chart_crds(rec: Recording) -> None:

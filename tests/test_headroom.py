@@ -222,7 +222,8 @@ def test_placeholders_never_count_in_a_workloads_query(hrec: Recording) -> None:
     for name, w in hrec.outputs["workloads"].items():
         assert w["namespace"] != HEADROOM_NAMESPACE
         assert not re.fullmatch(promql.pod_name_regex(name), pod)
-        assert f'namespace="{w["namespace"]}"' in w["query"]
+        gpu = w["triggers"][0]  # the GPU trigger, always first
+        assert gpu["name"] == "gpu-utilization" and f'namespace="{w["namespace"]}"' in gpu["query"]
 
 
 def test_outputs_price_the_headroom(recordings: dict[str, Recording], dev_headroom: Recording) -> None:

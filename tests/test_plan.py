@@ -139,7 +139,7 @@ def test_plan_yaml_round_trips_and_keeps_multiline_strings_as_blocks(rec: Record
     assert yaml.safe_load(text) == plan
     assert "gpu-autoscaling.json: |-\n        {\n" in text  # a dashboard diff shows the line that changed
     assert max(len(line) for line in text.splitlines()) < 2000  # no dashboard on one line
-    query = next(iter(plan["outputs"]["workloads"].values()))["query"]
+    query = next(iter(plan["outputs"]["workloads"].values()))["triggers"][0]["query"]
     assert f"query: {query}\n" in text  # long lines are not folded, so a changed word changes one line
 
 
@@ -246,10 +246,7 @@ def test_changing_a_target_changes_the_threshold_its_outputs_and_the_views_of_it
 
     assert set(changes) == {SCALED_OBJECT, DASHBOARD, RULES, "outputs"}
     assert changes[SCALED_OBJECT] == [("          threshold: '60'", "          threshold: '70'")]
-    assert changes["outputs"] == [
-        ("      targetUtilization: 60", "      targetUtilization: 70"),
-        ("      threshold: '60'", "      threshold: '70'"),
-    ]
+    assert changes["outputs"] == [("        threshold: '60'", "        threshold: '70'")]  # workloads.*.triggers
     for owner in (DASHBOARD, RULES):
         assert all(only_numbers_changed(old, new, {("60", "70")}) for old, new in changes[owner]), changes[owner]
 

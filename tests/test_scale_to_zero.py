@@ -57,7 +57,9 @@ def test_outputs_rules_and_dashboards_show_the_query_keda_runs() -> None:
     assert rules[recorded.WL_UTIL_SUM] == query
     from program.outputs import workload_outputs
 
-    assert workload_outputs(cfg)[w.name]["query"] == query
+    outputs = {t["name"]: t for t in workload_outputs(cfg)[w.name]["triggers"]}
+    assert outputs["gpu-utilization"]["query"] == query
+    assert outputs["demand"]["activationThreshold"] == triggers(w)["demand"]["activationThreshold"]
 
 
 def _available(w: WorkloadConfig, values: str) -> dict[str, str]:

@@ -189,10 +189,17 @@ def test_a_removed_pod_drains_its_longest_request_before_sigterm() -> None:
     assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 100}}}, "10 s for the Service, 90 s in flight"
 
 
-def test_the_stack_output_shows_the_guardrail_target() -> None:
+def test_the_stack_output_shows_every_trigger_not_only_the_guardrail() -> None:
+    """The `workloads` output names what really scales a served model: its profile's triggers beside the GPU
+    guardrail (100 % per GPU), each with the ScaledObject's query and target."""
     cfg = load_stack_config(profiled())
     out = workload_outputs(cfg)["llm"]
-    assert (out["targetUtilization"], out["threshold"]) == (100.0, "100")
+    assert not {"query", "threshold", "targetUtilization"} & set(out)  # the GPU trigger's alone: removed
+    got = {t["name"]: (t["metricType"], t["threshold"]) for t in out["triggers"]}
+    assert got == {"gpu-utilization": ("AverageValue", "100"), "latency-objective": ("Value", "1"),
+                   "queue-depth": ("Value", "1"), "kv-cache": ("Value", "1")}
+    rendered = {name: t["metadata"]["query"] for name, t in triggers().items()}
+    assert {t["name"]: t["query"] for t in out["triggers"]} == rendered
 
 
 # --- recording rules and dashboards ------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pydantic import ValidationError  # noqa: E402
 from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces  # noqa: E402
 from renderers import promql  # noqa: E402
 from renderers.placement import PoolPlacement  # noqa: E402
-from renderers.workload_specs import gpu_query, pod_security_level  # noqa: E402
+from renderers.workload_specs import pod_security_level, scaling_triggers  # noqa: E402
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
 from stackconfig.rules.serving import serving_problems  # noqa: E402
@@ -185,8 +185,7 @@ def deploy(outputs: list[Any]) -> dict[str, Any]:
         "deployment": workload.name,
         "scaledObject": workload.name,
         "hpa": promql.hpa_name(workload.name),
-        "query": gpu_query(workload),
-        "threshold": promql.format_number(promql.threshold_value(workload.target_utilization, workload.gpus_per_pod)),
+        "triggers": scaling_triggers(workload),
         "gpusPerPod": workload.gpus_per_pod,
         "minReplicas": workload.min_replicas,
         "maxReplicas": workload.max_replicas,
