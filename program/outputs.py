@@ -20,6 +20,7 @@ from components.monitoring import Monitoring
 from components.workload import WorkloadNamespaces, WorkloadPriority
 from renderers import promql, workload_specs
 from renderers.headroom_specs import max_replicas, replicas
+from renderers.scaling_triggers import scaling_triggers
 from stackconfig import GpuPoolConfig, HeadroomConfig, StackConfig
 from stacknames import (
     HEADROOM_NAMESPACE,
@@ -160,7 +161,7 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
             "deployment": w.name,
             "scaledObject": w.name,
             "hpa": promql.hpa_name(w.name),
-            "triggers": workload_specs.scaling_triggers(w),
+            "triggers": scaling_triggers(w),
             "gpusPerPod": w.gpus_per_pod,
             "minReplicas": w.min_replicas,
             "maxReplicas": w.max_replicas,

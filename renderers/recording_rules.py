@@ -18,6 +18,7 @@ from typing import Any
 
 from renderers import dcgm, promql, serving_rules, workload_specs
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
+from renderers.scaling_triggers import scaling_triggers
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, placeholder_name
 
@@ -241,7 +242,7 @@ def _wanted_rules(w: WorkloadConfig, labels: dict[str, str]) -> list[dict[str, A
     `GetExternalMetricReplicas`), ready pods read as the Deployment's available replicas. A cron window asks for at
     most maxReplicas (the stack config refuses more), so it cannot put a workload over it."""
     out = []
-    for t in workload_specs.scaling_triggers(w):
+    for t in scaling_triggers(w):
         if t["type"] != "prometheus":
             continue
         ratio = f"({t['query']}) / {t['threshold']}"

@@ -28,7 +28,8 @@ from pydantic import ValidationError  # noqa: E402
 from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces  # noqa: E402
 from renderers import promql  # noqa: E402
 from renderers.placement import PoolPlacement  # noqa: E402
-from renderers.workload_specs import pod_security_level, scaling_triggers  # noqa: E402
+from renderers.scaling_triggers import scaling_triggers  # noqa: E402
+from renderers.workload_specs import pod_security_level  # noqa: E402
 from stackconfig import ConfigError, Problem, WorkloadConfig  # noqa: E402
 from stackconfig.errors import from_validation_error  # noqa: E402
 from stackconfig.rules.serving import serving_problems  # noqa: E402
