@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -140,7 +141,7 @@ def test_every_key_of_a_section_has_its_row_in_the_configuration_reference(secti
     found = re.search(rf"^### `{section}`[^\n]*\n(.*?)(?=^##|\Z)", text, re.S | re.M)
     assert found, f"no section `{section}` in docs/configuration.md"
     (field,) = [f for f, i in StackConfig.model_fields.items() if i.alias == section]
-    model = StackConfig.model_fields[field].annotation
-    model = next(a for a in getattr(model, "__args__", (model,)) if a is not type(None))
+    annotation = StackConfig.model_fields[field].annotation
+    model: Any = next(a for a in getattr(annotation, "__args__", (annotation,)) if a is not type(None))
     missing = [i.alias for i in model.model_fields.values() if f"`{i.alias}`" not in found.group(1)]
     assert not missing, f"docs/configuration.md `{section}` lacks a row for {missing}"
