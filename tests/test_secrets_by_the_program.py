@@ -20,7 +20,8 @@ import pytest
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import GpuWorkload, GpuWorkloadArgs
-from offline.engine import MOCK_KUBECONFIG, ReferencedStack, Secret, record_components, record_stack
+from offline.components import record_components
+from offline.engine import MOCK_KUBECONFIG, ReferencedStack, Secret, record_stack
 from program.config import secret_config
 from renderers.placement import PoolPlacement
 from stackconfig import load_stack_config, versions
