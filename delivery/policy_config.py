@@ -101,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     path = config_path(args.stack, args.root)
+    if not path.is_file() and not args.write:
+        print(f"{prog}: {path} does not exist. Fix: python -m delivery.policy_config {args.stack} --write (then set "
+              "maxHourlyBudget in it to switch the budget checks on)", file=sys.stderr)
+        return 1
     try:
         current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (OSError, ValueError) as exc:

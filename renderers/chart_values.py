@@ -3,7 +3,8 @@
 - GPU Operator (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml, v26.7.0, and its getting-started.rst):
   drivers come preinstalled on Gcore's GPU images (`driver.enabled=false`); no `operator.defaultRuntime` (removed
   in 25.3.0, CRI-O is auto-detected); logging stays at the chart's `info`; DCGM reaches Prometheus through the
-  operator's one ServiceMonitor with the workload's labels intact (renderers/dcgm.py).
+  operator's one ServiceMonitor with the workload's labels intact (renderers/dcgm.py); the exporter image is our pin
+  (stackconfig/versions.py), not the chart's.
 - KEDA: the operator's own metrics on, scraped by the ServiceMonitor below (`keda_service_monitor`).
 - kube-prometheus-stack (prometheus-community/helm-charts charts/kube-prometheus-stack/values.yaml, 88.5.3): the
   selector switches live under `prometheus.prometheusSpec` (the guide's top-level keys are silently ignored and
@@ -23,7 +24,12 @@ from typing import Any
 from renderers import dcgm
 from renderers.placement import tolerations_for
 from stackconfig import GpuPoolConfig, StackConfig
-from stackconfig.versions import CRD_UPGRADE_BUSYBOX_TAG
+from stackconfig.versions import (
+    CRD_UPGRADE_BUSYBOX_TAG,
+    DCGM_EXPORTER_IMAGE,
+    DCGM_EXPORTER_REPOSITORY,
+    DCGM_EXPORTER_TAG,
+)
 from stacknames import GPU_RESOURCE, NAME_LABEL, NODE_EXPORTER_NAMESPACE
 
 # --- GPU Operator ----------------------------------------------------------------------------------------------
@@ -56,6 +62,9 @@ def gpu_operator_values(pool_taints: Mapping[str, str] | Sequence[Mapping[str, s
         },
         "dcgmExporter": {
             "enabled": True,
+            "repository": DCGM_EXPORTER_REPOSITORY,
+            "image": DCGM_EXPORTER_IMAGE,
+            "version": DCGM_EXPORTER_TAG,
             "env": [{"name": "DCGM_EXPORTER_INTERVAL", "value": str(dcgm.EXPORTER_COLLECT_INTERVAL_MS)}],
             "serviceMonitor": dcgm.service_monitor_values(),
         },

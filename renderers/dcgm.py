@@ -14,6 +14,16 @@ from typing import Any
 
 #: Per-GPU utilisation gauge, 0-100 (%). dcgm-exporter's default counter set includes it.
 GPU_UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+#: Type and unit the program assumes for each DCGM metric it reads (thresholds, rules, dashboards), as the pinned
+#: exporter's counters list states them (`(in %)` in its help; None: none stated). delivery/exporter_metrics.py fails
+#: when a metric found in the rendered queries is missing here, or the pinned exporter disagrees.
+METRIC_UNITS: dict[str, tuple[str, str | None]] = {
+    GPU_UTIL_METRIC: ("gauge", "%"),
+    "DCGM_FI_DEV_GPU_TEMP": ("gauge", "C"),
+    "DCGM_FI_DEV_XID_ERRORS": ("gauge", None),  # the last XID seen, held until the next one
+    "DCGM_FI_DEV_SM_CLOCK": ("gauge", "MHz"),  # read by runbooks (GpuTemperatureHigh)
+    "DCGM_FI_DEV_POWER_USAGE": ("gauge", "W"),
+}
 #: Labels dcgm-exporter sets on every GPU series (render_metrics.go; Kubernetes mapping adds pod/namespace/container).
 GPU_ID_LABEL = "UUID"
 

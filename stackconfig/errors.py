@@ -38,7 +38,8 @@ class Problem:
     fix: str
 
     def __str__(self) -> str:
-        return f"{self.key}: {self.value!r} {self.message}. Fix: {self.fix}"
+        value = UNSET if self.value is None else self.value  # a key with no value, never Python's `None`
+        return f"{self.key}: {value!r} {self.message}. Fix: {self.fix}"
 
 
 class ConfigError(ValueError):

@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from stackconfig.units import go_duration_seconds
-from stackconfig.values import Model, invalid
+from stackconfig.values import Fraction, Model, invalid
 
 
 def _latency(value: str) -> str:
@@ -73,6 +73,6 @@ class ServingConfig(Model):
     #: Waiting requests per ready replica that count as saturated (llm-d's saturation rule uses 5).
     queue_per_replica: float = Field(default=5, gt=0)
     #: KV-cache usage per ready replica (0-1) that counts as saturated (llm-d's saturation rule uses 0.8).
-    kv_cache_usage: float = Field(default=0.8, gt=0, le=1)
+    kv_cache_usage: Fraction = Field(default=0.8, gt=0)
     #: The longest request the engine serves (max tokens × TPOT): a removed pod keeps serving this long.
     longest_request: Latency = "120s"

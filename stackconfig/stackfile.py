@@ -98,6 +98,33 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _misindented_line(lines: list[str], at: int, column: int, problem: str) -> int | None:
+    """The line whose indentation broke the parse, or None when the error is not one of indentation.
+
+    ruamel reports the line where the parse failed, which is not always the wrong one: after a key indented by 3
+    among keys at 4, it is the next correct key that "is not allowed here". The wrong line is the one whose indent
+    is odd (the stack files, like Pulumi's, indent by two), either the flagged line or the nearest line above it
+    at the same depth or less; else the flagged line itself. `key: a: b` on one line is a quoting problem, not this.
+    """
+    if at >= len(lines):
+        return None
+    if "mapping values are not allowed here" in problem:
+        if ": " in lines[at][:column] or lines[at][:column].rstrip().endswith(":"):
+            return None  # a second ': ' on the line of its key: a value to quote
+    elif "expected <block end>" not in problem:
+        return None
+    here = _indent(lines[at])
+    above = next((i for i in range(at - 1, -1, -1)
+                  if lines[i].strip() and not lines[i].lstrip().startswith("#") and _indent(lines[i]) <= here), None)
+    if here % 2 == 0 and above is not None and _indent(lines[above]) % 2:
+        return above
+    return at
+
+
 def _problem(path: Path, text: str, exc: MarkedYAMLError) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     where = f"{path.name}:{mark.line + 1}:{mark.column + 1}" if mark else path.name
@@ -111,6 +138,14 @@ def _problem(path: Path, text: str, exc: MarkedYAMLError) -> Problem:
         fix = "keep one of the two and merge them: YAML would silently use only the last one"
     elif "'\\t'" in problem:
         fix = "indent with spaces: YAML does not allow tabs for indentation"
+    elif mark and (wrong := _misindented_line(lines, mark.line, mark.column, problem)) is not None:
+        indent = _indent(lines[wrong])
+        spaces = f"{indent} space{'' if indent == 1 else 's'}"
+        return Problem(f"{path.name}:{wrong + 1}:{indent + 1}", lines[wrong].strip(" "),
+                       f"has the wrong indentation ({spaces}): it does not line up with the lines around it, "
+                       "and YAML reads the structure from indentation alone",
+                       "indent each key two spaces right of the key it belongs under, and its siblings by the same "
+                       "amount")
     else:
         context = f"{exc.context.strip()}: " if exc.context else ""
         problem = context + problem

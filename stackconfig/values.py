@@ -242,6 +242,15 @@ def _percent(value: float) -> float:
     return value
 
 
+def _fraction(value: float) -> float:
+    if 2 <= value <= 100:
+        raise invalid("looks like a percentage, but this is a fraction of 1 (0.8 is 80 %)",
+                      f"write {value / 100:g} for {value:g} %")
+    if value > 1:
+        raise invalid("must be at most 1 (a fraction: 0.8 is 80 %)", "use a value ≤ 1")
+    return value
+
+
 # --- cron windows (KEDA's cron scaler) ----------------------------------------------------------------------
 
 _CRON_NAMES = frozenset((
@@ -366,6 +375,8 @@ CpuQuantity = Annotated[str | None, BeforeValidator(_cpu)]
 StorageSize = Annotated[str | None, BeforeValidator(_storage_size)]
 Retention = Annotated[str, BeforeValidator(_retention)]
 Percent = Annotated[float, AfterValidator(_percent)]
+#: A share of 1 (0.8 is 80 %); a percentage given instead is refused with the fraction to write.
+Fraction = Annotated[float, AfterValidator(_fraction)]
 
 GcoreName = Annotated[str, AfterValidator(_gcore_name)]
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]

@@ -42,6 +42,17 @@ KUBE_PROMETHEUS_STACK = Chart(
     "kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "88.5.3"
 )
 
+#: dcgm-exporter, pinned by us in the GPU Operator's values (`dcgmExporter.repository/image/version`) rather than left
+#: to whichever exporter a GPU Operator release ships: its metric names and units are what every threshold, rule and
+#: dashboard reads, and they change between exporter releases (docs/operations.md#upgrade-dcgm-exporter). Today equal
+#: to what GPU Operator v26.7.0 ships (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml). The release is the
+#: NVIDIA/dcgm-exporter tag, `<DCGM version>-<exporter version>`; its counters list is vendored beside
+#: delivery/exporter_metrics.py, which refuses a pin without one.
+DCGM_EXPORTER_REPOSITORY = "nvcr.io/nvidia/k8s"
+DCGM_EXPORTER_IMAGE = "dcgm-exporter"
+DCGM_EXPORTER_RELEASE = "4.6.0-4.8.3"
+DCGM_EXPORTER_TAG = f"{DCGM_EXPORTER_RELEASE}-distroless"
+
 #: GPU Operator release line (major.minor) -> supported Kubernetes minors (platform-support.rst, Ubuntu 22.04 row).
 #: Lines at End of Support (25.3.x and older, lifecycle policy) are deliberately absent.
 GPU_OPERATOR_K8S: dict[tuple[int, int], tuple[int, int]] = {

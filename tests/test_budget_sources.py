@@ -120,3 +120,15 @@ def test_the_generator_reports_a_stale_config_and_writes_it_keeping_the_decision
     assert written["production-cluster-protected"] == {"requireProtect": True}
     assert policy_config.main(["prod", "--root", str(tmp_path)]) == 0
     assert policy_config.main(["staging", "--root", str(tmp_path)]) == 2
+
+
+def test_a_missing_policy_config_is_said_to_be_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("Pulumi.yaml", "Pulumi.prod.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    assert policy_config.main(["prod", "--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'policy' / 'config' / 'prod.json'} does not exist. Fix: python -m delivery.policy_config " \
+           "prod --write" in err
+    assert "out of date" not in err and "null" not in err
+    assert policy_config.main(["prod", "--root", str(tmp_path), "--write"]) == 0
+    assert policy_config.main(["prod", "--root", str(tmp_path)]) == 0

@@ -95,7 +95,11 @@ def test_config_objects_are_frozen() -> None:
         ({"workloads.0.gpusPerPod": 9}, ["workloads[0].gpusPerPod", "9", "exceeds the GPUs of one pool node (8)"]),
         ({"workloads.0.maxReplicas": 17}, ["workloads[0].maxReplicas", "17", "lower maxReplicas to 16"]),
         ({"workloads.0.gpusPerPod": 3, "workloads.0.maxReplicas": 5},
-         ["workloads[0].maxReplicas", "2 pod(s) of 3 GPU(s)", "lower maxReplicas to 4"]),
+         ["workloads[0].maxReplicas", "2 node(s) hold 2 pod(s) of 3 GPU(s) per node, 4 in all",
+          "lower maxReplicas to 4"]),
+        # A key with no value reads "(not set)", never Python's None.
+        ({"gpuPool.flavor": "bm3-ai-9xlarge-x100-80-8", "gpuPool.acceptUnlistedFlavor": True},
+         ["gpuPool.gpusPerNode: (not set) is required with gpuPool.acceptUnlistedFlavor"]),
         ({"workloads.0.image": "registry.example.com/app:latest"}, ["workloads[0].image", "tagged 'latest'"]),
         ({"workloads.0.image": "registry.example.com:5000/app"}, ["workloads[0].image", "has no tag"]),
         ({"workloads.0.image": "registry.example.com/app:LATEST"}, ["workloads[0].image", "tagged 'latest'"]),

@@ -58,6 +58,17 @@ def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], stack: str = "dev") 
         (GOOD_STACK.replace("    projectName", "\tprojectName"),
          ["Pulumi.dev.yaml:4:1", "'\\t'", "indent with spaces"]),
         (GOOD_STACK.replace("maxReplicas: 8", "maxReplicas: [8"), ["Pulumi.dev.yaml:", "correct the YAML syntax"]),
+        # Indentation: the line that is wrong, whichever line the parser stopped at (issue 29).
+        (GOOD_STACK.replace("    projectName", "     projectName"),  # one space too many
+         ["Pulumi.dev.yaml:4:6: 'projectName: Default' has the wrong indentation (5 spaces)", "two spaces right"]),
+        (GOOD_STACK.replace("    name: gpu-dev", "   name: gpu-dev"),  # the parser stops at the next, right line
+         ["Pulumi.dev.yaml:3:4: 'name: gpu-dev' has the wrong indentation (3 spaces)"]),
+        (GOOD_STACK.replace("  gpu-autoscaling:cluster:", " gpu-autoscaling:cluster:"),  # stops 6 lines below
+         ["Pulumi.dev.yaml:2:2: 'gpu-autoscaling:cluster:' has the wrong indentation (1 space)"]),
+        (GOOD_STACK.replace("      image:", "    image:"),  # out of its list item
+         ["Pulumi.dev.yaml:9:5: 'image: registry.example.com/app:1.4.2' has the wrong indentation (4 spaces)"]),
+        (GOOD_STACK.replace("app:1.4.2", "app:1.4.2: latest"),  # a value to quote, not an indentation
+         ["Pulumi.dev.yaml:9:", "mapping values are not allowed here", "quote values that contain ': '"]),
     ],
 )
 def test_yaml_mistakes_name_file_line_and_column_and_exit_2(

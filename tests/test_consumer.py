@@ -187,7 +187,8 @@ def test_the_workload_is_validated_by_the_platforms_model(platform: ReferencedSt
 @pytest.mark.parametrize(
     ("workload", "expected"),
     [
-        ({"maxReplicas": 40}, "workload.maxReplicas: 40 cannot fit: 2 node(s) hold 8 pod(s) of 1 GPU(s) each"),
+        ({"maxReplicas": 40},
+         "workload.maxReplicas: 40 cannot fit: 2 node(s) hold 8 pod(s) of 1 GPU(s) per node, 16 in all"),
         ({"gpusPerPod": 16}, "workload.gpusPerPod: 16 exceeds the GPUs of one pool node (8)"),
         ({"namespace": "keda"}, "workload.namespace: 'keda' belongs to the platform or Kubernetes"),
         (

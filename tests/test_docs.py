@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -129,3 +130,18 @@ def test_documented_stack_file_is_valid(where: str, body: str) -> None:
     keys = {k.removeprefix(f"{project}:"): v for k, v in config.items() if k.startswith(f"{project}:")}
     assert len(keys) == len(config), f"{where}: keys outside the project's namespace {project!r}"
     load_stack_config(keys)
+
+
+@pytest.mark.parametrize("section", ["cluster", "gpuPool", "systemPool", "charts", "monitoring"])
+def test_every_key_of_a_section_has_its_row_in_the_configuration_reference(section: str) -> None:
+    """A key a user can set is in the table of its section (charts.mirror and monitoring.queryUrl were not)."""
+    from stackconfig.stack import StackConfig
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    found = re.search(rf"^### `{section}`[^\n]*\n(.*?)(?=^##|\Z)", text, re.S | re.M)
+    assert found, f"no section `{section}` in docs/configuration.md"
+    (field,) = [f for f, i in StackConfig.model_fields.items() if i.alias == section]
+    annotation = StackConfig.model_fields[field].annotation
+    model: Any = next(a for a in getattr(annotation, "__args__", (annotation,)) if a is not type(None))
+    missing = [i.alias for i in model.model_fields.values() if f"`{i.alias}`" not in found.group(1)]
+    assert not missing, f"docs/configuration.md `{section}` lacks a row for {missing}"

@@ -82,7 +82,9 @@ def test_the_profile_is_valid_and_keeps_its_defaults() -> None:
         # The rest of the profile.
         ({"workloads.0.serving.band": {"scaleUp": 0.4, "scaleDown": 0.5}},
          ["workloads[0].serving.band.scaleDown", "0.5", "flaps", "keep scaleDown below scaleUp"]),
-        ({"workloads.0.serving.kvCacheUsage": 1.5}, ["workloads[0].serving.kvCacheUsage", "1.5"]),
+        ({"workloads.0.serving.kvCacheUsage": 1.5}, ["workloads[0].serving.kvCacheUsage: 1.5 must be at most 1"]),
+        ({"workloads.0.serving.kvCacheUsage": 80}, ["workloads[0].serving.kvCacheUsage: 80 looks like a percentage",
+                                                    "Fix: write 0.8 for 80 %"]),
         ({"workloads.0.serving.queuePerReplica": 0}, ["workloads[0].serving.queuePerReplica", "0"]),
         ({"workloads.0.targetUtilization": 60},
          ["workloads[0].targetUtilization", "60", "guardrail", "remove workloads[0].targetUtilization"]),

@@ -62,8 +62,8 @@ def fit_problems(key: str, w: WorkloadConfig, gpus_per_node: int, max_nodes: int
     per_node = gpus_per_node // w.gpus_per_pod
     if w.max_replicas > per_node * max_nodes:
         return [Problem(f"{key}.maxReplicas", w.max_replicas,
-                        f"cannot fit: {max_nodes} node(s){where} hold {per_node} pod(s) of {w.gpus_per_pod} GPU(s) "
-                        "each; extra replicas stay Pending and stall the HPA",
+                        f"cannot fit: {max_nodes} node(s){where} hold {per_node} pod(s) of {w.gpus_per_pod} GPU(s) per "
+                        f"node, {per_node * max_nodes} in all; extra replicas stay Pending and stall the HPA",
                         f"lower maxReplicas to {per_node * max_nodes} or raise {pool_key or 'gpuPool'}.maxNodes")]
     return []
 
