@@ -89,10 +89,11 @@ def tradeoff(outcome: Any, out: Path) -> None:
     front = sorted(outcome.front, key=lambda p: p.unserved_pct)
     ax.step([p.unserved_pct for p in front], [p.cost for p in front], where="post", color="tab:green", lw=1,
             label="trade-off front (nothing both cheaper and serving more)")
-    marks = (("current", "tab:red", "o"), ("recommended", "tab:blue", "*"), ("oracle", "black", "x"),
+    marks = (("current", "tab:red", "o"), ("recommended", "tab:blue", "*"),
+             ("oracle (nodes the minute they are needed: the least unserved)", "black", "x"),
              ("static", "tab:purple", "s"))
     for name, color, marker in marks:
-        entry = r[name]
+        entry = r[name.split()[0]]
         ax.scatter([pct(entry)], [entry["costPerMonth"]], s=160 if marker == "*" else 70, color=color,
                    marker=marker, zorder=5, label=f"{name}: {entry['costPerMonth']:,.0f} USD/month")
     ax.axvline(level["maxUnservedPercent"], color="tab:blue", ls="--", lw=0.8,
@@ -104,7 +105,7 @@ def tradeoff(outcome: Any, out: Path) -> None:
     second = (f"latency objective met for ≥ {level['minObjectiveAttainmentPercent']:g} % of the demand"
               if level.get("minObjectiveAttainmentPercent") is not None
               else f"p95 time to capacity ≤ {level['p95TimeToCapacityMinutes']:g} min")
-    ax.set_title(f"{r['stack']} / {r['workload']}: settings simulated by python -m capacity tune "
+    ax.set_title(f"{r['stack']} / {r['workload']}: settings simulated by python -m capacity tune\n"
                  f"({second} to meet the level)", fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=90)

@@ -315,7 +315,9 @@ def summary(out: Outcome, diff: str) -> str:
               + (f", {held['recommended']['costPerMonth'] / held['oracle']['costPerMonth']:.2f}× held out"
                  if held and held["oracle"]["costPerMonth"] else "")
               + f" (oracle: nodes the minute they are needed, minNodes {oracle['minNodes']}..maxNodes "
-                f"{oracle['maxNodes']}, at most {oracle['maxReplicas']} replicas)"]
+                f"{oracle['maxNodes']}, at most {oracle['maxReplicas']} replicas"
+              + ("; cheaper than the oracle only by leaving more demand unserved"
+                 if rec["costPerMonth"] < oracle["costPerMonth"] else "") + ")"]
     if held and not held["met"]:
         sl = held["recommended"]["serviceLevel"]
         lines.append(f"WARNING: on the held-out part the recommendation misses the level ({sl['unservedPercent']:.2f} "
