@@ -24,6 +24,7 @@ from capacity.sim import simulate
 from capacity.trace import TraceError, segments, trace_start
 from offline.engine import ROOT
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig
+from stackconfig.errors import UNSET
 
 #: Exit status for an input that cannot be used (argparse's own, for the same kind of mistake).
 USAGE = 2
@@ -140,7 +141,7 @@ def trace_source(trace: str | None, column: str | None, per_gpu: float | None, w
     per_gpu = per_gpu if per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
         option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
-        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
+        raise UsageError([Problem(option, UNSET, f"is not given, and the stack has no {key}",
                                   "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
     if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
         raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",

@@ -12,6 +12,7 @@ only numbers are read from it: every cell is rendered from `float(...)`, never f
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -144,11 +145,17 @@ def comment(directory: Path, stacks: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 3:
-        print("usage: python -m capacity.compare OUT.md DIR STACK...", file=sys.stderr)
-        return 2
-    out, directory, stacks = Path(args[0]), Path(args[1]), args[2:]
+    parser = argparse.ArgumentParser(
+        prog="python -m capacity.compare", description=__doc__.splitlines()[0],
+        epilog="Exit 0 written, 1 a result that is not a what-if's (a number missing or not a number), 2 the command "
+               "line or OUT.md cannot be written. .github/scripts/what-if.sh runs it for every pull request.")
+    parser.add_argument("out", type=Path, metavar="OUT.md", help="the Markdown table to write")
+    parser.add_argument("directory", type=Path, metavar="DIR",
+                        help="folder of <stack>.base.json and <stack>.head.json (python -m capacity <stack> --json), "
+                             "and optionally <stack>.tune.json (python -m capacity tune <stack> --json)")
+    parser.add_argument("stacks", nargs="+", metavar="STACK", help="the stacks to compare, in the table's order")
+    args = parser.parse_args(argv)
+    out, directory, stacks = args.out, args.directory, args.stacks
     try:
         text = comment(directory, stacks)
     except (KeyError, TypeError, ValueError) as exc:

@@ -379,11 +379,14 @@ def test_a_bad_override_gets_the_stack_files_error_and_exit_2(capsys: pytest.Cap
     with pytest.raises(ConfigError) as from_file:
         load_stack_config(raw)
     assert main(["prod", "--set", "workloads.0.targetUtilization=170"]) == 2
-    assert str(from_file.value) in capsys.readouterr().err
-    assert main(["prod", "--set", "gpuPool.maxNodes=1"]) == 2
-    assert "gpuPool.maxNodes" in capsys.readouterr().err
+    # the stack file's message, its key marked as the override's
+    (problem,) = from_file.value.problems
+    assert f"  - {problem.key} (from --set workloads.0.targetUtilization=170): {str(problem).split(': ', 1)[1]}" \
+        in capsys.readouterr().err
+    assert main(["prod", "--set", "gpuPool.maxNodes=abc", "--set", "gpuPool.minNodes=2"]) == 2
+    assert "gpuPool.maxNodes (from --set gpuPool.maxNodes=abc): 'abc' is not a whole number" in capsys.readouterr().err
     assert main(["prod", "--set", "workloads.9.maxReplicas=3"]) == 2
-    assert "workloads.9.maxReplicas" in capsys.readouterr().err
+    assert "--set workloads.9.maxReplicas: '3' does not name a key" in capsys.readouterr().err
     assert main(["prod", "--workload", "nope"]) == 2
     assert "inference, embeddings" in capsys.readouterr().err
     assert main(["nosuch"]) == 2

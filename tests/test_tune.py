@@ -452,7 +452,7 @@ def test_a_stack_without_a_trace_is_skipped_only_when_asked(tmp_path: Path, caps
     status, err = run(capsys, "dev", "--root", str(tmp_path), "--if-configured")
     assert status == 0 and "no whatIf.trace in the stack, nothing to tune" in err
     status, err = run(capsys, "dev", "--root", str(tmp_path))
-    assert status == 2 and "--trace: '' is not given, and the stack has no whatIf.trace" in err
+    assert status == 2 and "--trace: (not set) is not given, and the stack has no whatIf.trace" in err
 
 
 def test_a_trace_too_short_to_hold_a_part_out_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
