@@ -24,6 +24,7 @@ from capacity.sim import simulate
 from capacity.trace import TraceError, segments, trace_start
 from offline.engine import ROOT
 from stackconfig import ConfigError, Problem, StackConfig, WhatIfConfig, WorkloadConfig
+from stackconfig.errors import UNSET
 
 #: Exit status for an input that cannot be used (argparse's own, for the same kind of mistake).
 USAGE = 2
@@ -140,7 +141,7 @@ def trace_source(trace: str | None, column: str | None, per_gpu: float | None, w
     per_gpu = per_gpu if per_gpu is not None else whatif.per_gpu
     if trace is None or per_gpu is None:
         option, key = ("--trace", "whatIf.trace") if trace is None else ("--per-gpu", "whatIf.perGpu")
-        raise UsageError([Problem(option, "", f"is not given, and the stack has no {key}",
+        raise UsageError([Problem(option, UNSET, f"is not given, and the stack has no {key}",
                                   "give --trace and --per-gpu, or set whatIf.trace and whatIf.perGpu in the stack")])
     if not math.isfinite(per_gpu):  # whatIf.perGpu: .inf passes the model's > 0
         raise ConfigError([Problem("whatIf.perGpu", per_gpu, "is not a finite number",
@@ -210,9 +211,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def stack_totals(cfg: StackConfig, workload: WorkloadConfig, result: dict[str, Any]) -> dict[str, Any]:
-    """`pools` (the replayed pool's figures, and each other pool as its workloads' minimums hold it) and `stack`
+    """`pools` (the replayed pool's figures, and each other pool as its workloads' minimums hold it) and `totals`
     (cost and GPU-hours billed over every GPU pool, for the replay and its two yardsticks): with several pools the
-    replayed pool is not the whole bill."""
+    replayed pool is not the whole bill. (`stack` is the stack's name.)"""
     hours = result["hours"]
     held = stackfile.held_pools(cfg, workload)
     own = stackfile.workload_pool(cfg, workload)
@@ -230,8 +231,8 @@ def stack_totals(cfg: StackConfig, workload: WorkloadConfig, result: dict[str, A
         return {"cost": run["cost"] + fixed, "costPerMonth": (run["cost"] + fixed) * per_month,
                 "gpuHoursBilled": run["gpuHoursBilled"] + sum(p.nodes * p.gpus_per_node * hours for p in held)}
 
-    return {"pools": pools, "stack": {**total(result), "oracle": total(result["oracle"]),
-                                      "static": total(result["static"])}}
+    return {"pools": pools, "totals": {**total(result), "oracle": total(result["oracle"]),
+                                       "static": total(result["static"])}}
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -257,7 +258,7 @@ def summary(result: dict[str, Any]) -> str:
         for name, p in held.items():
             lines.append(f"  pool {name}{' (spot)' if p['spot'] else ''}: {p['nodes']} node(s) × {p['gpusPerNode']} "
                          f"GPUs at {p['pricePerGpuHour']:g} USD = {p['costPerMonth']:,.0f} USD per month")
-        st = result["stack"]
+        st = result["totals"]
         lines.append(f"every GPU pool: {st['costPerMonth']:,.0f} USD per month (oracle "
                      f"{st['oracle']['costPerMonth']:,.0f}, static {st['static']['costPerMonth']:,.0f})")
     lines.extend(serving_summary(result))

@@ -12,6 +12,7 @@ only numbers are read from it: every cell is rendered from `float(...)`, never f
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -23,11 +24,13 @@ MARKER = "<!-- what-if -->"
 
 
 def _num(result: dict[str, Any], path: str) -> float:
-    """The number at `path`; a `stack.` path (every GPU pool's total, issue 19) falls back to the replayed pool's
-    own figure in a result from before there were several pools, where the two are the same."""
+    """The number at `path`. A `totals.` path (every GPU pool's total, issue 19) reads `stack.` in a result from
+    before the totals had their own key (a base branch's code wrote them over the stack's name), and the replayed
+    pool's own figure in one from before there were several pools, where the two are the same."""
     node: Any = result
-    if path.startswith("stack.") and "stack" not in result:
-        path = path.removeprefix("stack.")
+    if path.startswith("totals.") and "totals" not in result:
+        rest = path.removeprefix("totals.")
+        path = f"stack.{rest}" if isinstance(result.get("stack"), dict) else rest
     for part in path.split("."):
         node = node[part]
     value = float(node)
@@ -38,12 +41,12 @@ def _num(result: dict[str, Any], path: str) -> float:
 
 #: (label, JSON path, format of a value, format of a change, what "better" is: -1 lower, +1 higher)
 ROWS: tuple[tuple[str, str, Callable[[float], str], int], ...] = (
-    ("cost per month (USD)", "stack.costPerMonth", lambda v: f"{v:,.0f}", -1),
+    ("cost per month (USD)", "totals.costPerMonth", lambda v: f"{v:,.0f}", -1),
     ("unserved GPU-hours", "gpuHoursUnserved", lambda v: f"{v:,.2f}", -1),
     ("p95 time to capacity (min)", "timeToCapacityMinutes.p95", lambda v: f"{v:,.1f}", -1),
     ("peak nodes", "peakNodes", lambda v: f"{v:,.0f}", 0),
     ("minutes short of capacity", "minutesShort", lambda v: f"{v:,.0f}", -1),
-    ("GPU-hours billed", "stack.gpuHoursBilled", lambda v: f"{v:,.0f}", -1),
+    ("GPU-hours billed", "totals.gpuHoursBilled", lambda v: f"{v:,.0f}", -1),
 )
 
 
@@ -119,7 +122,7 @@ def stack_table(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | 
     for label, path, fmt, _ in ROWS:
         b, h = _num(base, path), _num(head, path)
         lines.append(f"| {label} | {fmt(b)} | {fmt(h)} | {_change(b, h, fmt)} |")
-    oracle, static = _num(head, "stack.oracle.costPerMonth"), _num(head, "stack.static.costPerMonth")
+    oracle, static = _num(head, "totals.oracle.costPerMonth"), _num(head, "totals.static.costPerMonth")
     lines += ["", f"Yardsticks for the pull request: oracle (nodes exactly when needed) {oracle:,.0f} USD/month, "
                   f"static pool at maxNodes {static:,.0f} USD/month. Price: "
                   f"{_num(head, 'settings.pricePerGpuHour'):g} USD per GPU-hour (estimate)."]
@@ -142,11 +145,17 @@ def comment(directory: Path, stacks: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 3:
-        print("usage: python -m capacity.compare OUT.md DIR STACK...", file=sys.stderr)
-        return 2
-    out, directory, stacks = Path(args[0]), Path(args[1]), args[2:]
+    parser = argparse.ArgumentParser(
+        prog="python -m capacity.compare", description=__doc__.splitlines()[0],
+        epilog="Exit 0 written, 1 a result that is not a what-if's (a number missing or not a number), 2 the command "
+               "line or OUT.md cannot be written. .github/scripts/what-if.sh runs it for every pull request.")
+    parser.add_argument("out", type=Path, metavar="OUT.md", help="the Markdown table to write")
+    parser.add_argument("directory", type=Path, metavar="DIR",
+                        help="folder of <stack>.base.json and <stack>.head.json (python -m capacity <stack> --json), "
+                             "and optionally <stack>.tune.json (python -m capacity tune <stack> --json)")
+    parser.add_argument("stacks", nargs="+", metavar="STACK", help="the stacks to compare, in the table's order")
+    args = parser.parse_args(argv)
+    out, directory, stacks = args.out, args.directory, args.stacks
     try:
         text = comment(directory, stacks)
     except (KeyError, TypeError, ValueError) as exc:

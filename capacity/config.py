@@ -10,6 +10,9 @@ to the simulator.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +44,7 @@ from stackconfig import (
     WorkloadConfig,
     load_stack_config,
 )
+from stackconfig.errors import UNSET
 from stackconfig.packing import first_fit_decreasing
 from stackconfig.stackfile import read_stack
 from stacknames import HEADROOM_PRIORITY
@@ -103,7 +107,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                 else:
                     raise TypeError(part)
         except (ValueError, IndexError, TypeError):
-            problems.append(Problem(path, text, "does not name a key of the stack file",
+            problems.append(Problem(f"--set {path}", text, "does not name a key of the stack file",
                                     "use the stack file's path, list items by index: workloads.0.maxReplicas=8"))
     if problems:
         raise ConfigError(problems)
@@ -111,8 +115,26 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
 
 
 def load(stack: str, overrides: list[str] | None = None, root: Path = ROOT) -> StackConfig:
-    """Validated config of `stack` with the overrides applied (ConfigError like `pulumi preview`)."""
-    return load_stack_config(apply_overrides(read_stack_file(stack, root), overrides or []))
+    """Validated config of `stack` with the overrides applied (ConfigError like `pulumi preview`, each problem of
+    a key an override set marked with it)."""
+    raw = apply_overrides(read_stack_file(stack, root), overrides or [])
+    try:
+        return load_stack_config(raw)
+    except ConfigError as exc:
+        if not overrides:
+            raise
+        raise ConfigError([from_set(p, overrides) for p in exc.problems]) from None
+
+
+def from_set(problem: Problem, overrides: Sequence[str]) -> Problem:
+    """`problem`, its key marked `(from --set KEY=VALUE)` when an override set that key, one inside it or one
+    around it (the last such override: it is the one that holds)."""
+    key = re.sub(r"\[(\d+)\]", r".\1", problem.key)  # workloads[0].x, as --set writes it: workloads.0.x
+    for item in reversed(overrides):
+        path = item.partition("=")[0]
+        if key == path or key.startswith(f"{path}.") or path.startswith(f"{key}."):
+            return dataclasses.replace(problem, key=f"{problem.key} (from --set {item})")
+    return problem
 
 
 def pick_workload(cfg: StackConfig, name: str | None) -> WorkloadConfig:
@@ -259,7 +281,7 @@ def _service_kwargs(workload: WorkloadConfig, scrape_interval: int) -> dict[str,
     model = ServiceModel.from_config(workload.serving, scrape_interval)
     if model is None:
         raise ConfigError([Problem(
-            f"workloads[{workload.name}].serving.perGpu", "(not set)",
+            f"workloads[{workload.name}].serving.perGpu", UNSET,
             "is what the what-if models the serving profile's latency and KV-cache triggers from; without it the "
             "replay would scale on the GPU guardrail alone, which the profile never does",
             "measure it (`vllm bench serve` at low load and at the knee) and set serving.perGpu: "

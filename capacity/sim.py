@@ -86,8 +86,10 @@ class Simulation:
         reserved_gpu_s = 0.0
         demand_gpu_s = 0.0
         reserved_version, reserved_now = -1, 0
+        # the plot's counts are whole numbers: the most asked for, billed or Pending, the fewest Ready or with GPUs
         sampler = Downsampler(
-            ("demand", "capacity", "desired", "ready", "nodes", "gpuNodes", "pending"), ("nodes", "pending")
+            ("demand", "capacity", "desired", "ready", "nodes", "gpuNodes", "pending"), ("desired", "nodes", "pending"),
+            minned=("ready", "gpuNodes"),
         ) if plot else None
         per_node = s.gpus_per_node
         cap_replicas = s.max_replicas * s.gpus_per_pod

@@ -11,24 +11,29 @@ from capacity.state import EPS
 
 
 class Downsampler:
-    """Keeps at most `2 × limit` points of several series by averaging (or taking the max of) buckets.
+    """Keeps at most `2 × limit` points of several series by averaging buckets, or taking their max (`maxed`) or
+    min (`minned`): a count (replicas, nodes) stays a whole number, its extreme over the bucket.
 
     The bucket doubles whenever the list fills, so memory stays flat for any trace length.
     """
 
-    def __init__(self, names: tuple[str, ...], maxed: tuple[str, ...], limit: int = 1500) -> None:
-        self.names, self.maxed, self.limit = names, set(maxed), limit
+    def __init__(self, names: tuple[str, ...], maxed: tuple[str, ...], limit: int = 1500,
+                 minned: tuple[str, ...] = ()) -> None:
+        self.names, self.limit = names, limit
+        self.how = tuple(max if n in maxed else min if n in minned else None for n in names)
         self.bucket = 1
         self.points: list[tuple[float, ...]] = []  # (t, values...)
-        self._acc: list[float] = [0.0] * len(names)
+        self._acc: list[float] = []
         self._n = 0
         self._t0 = 0.0
 
     def add(self, t: float, values: tuple[float, ...]) -> None:
         if self._n == 0:
             self._t0 = t
-        for i, (name, v) in enumerate(zip(self.names, values, strict=True)):
-            self._acc[i] = max(self._acc[i], v) if name in self.maxed else self._acc[i] + v
+            self._acc = list(values)
+        else:
+            self._acc = [a + v if how is None else how(a, v) for how, a, v in zip(self.how, self._acc, values,
+                                                                                    strict=True)]
         self._n += 1
         if self._n == self.bucket:
             self._flush()
@@ -36,17 +41,14 @@ class Downsampler:
     def _flush(self) -> None:
         if not self._n:
             return
-        vals = tuple(a if name in self.maxed else a / self._n for name, a in zip(self.names, self._acc, strict=True))
+        vals = tuple(a / self._n if how is None else a for how, a in zip(self.how, self._acc, strict=True))
         self.points.append((self._t0, *vals))
-        self._acc = [0.0] * len(self.names)
         self._n = 0
         if len(self.points) >= 2 * self.limit:
             merged = []
             for a, b in zip(self.points[::2], self.points[1::2], strict=False):
-                merged.append((a[0], *(
-                    max(x, y) if name in self.maxed else (x + y) / 2
-                    for name, x, y in zip(self.names, a[1:], b[1:], strict=True)
-                )))
+                merged.append((a[0], *((x + y) / 2 if how is None else how(x, y)
+                                       for how, x, y in zip(self.how, a[1:], b[1:], strict=True))))
             self.points = merged
             self.bucket *= 2
 

@@ -309,19 +309,19 @@ def summary(out: Outcome, diff: str) -> str:
     lines += table(f"tuning part ({_span(tp['fromHour'], tp['toHour'])})", r)
     if held:
         lines += ["", *table(f"held out ({_span(held['fromHour'], held['toHour'])})", held)]
-    rec, oracle = r["recommended"], r["oracle"]
+    rec, oracle, cur = r["recommended"], r["oracle"], r["current"]
     ratio = rec["costPerMonth"] / oracle["costPerMonth"] if oracle["costPerMonth"] else math.inf
+    cheaper = "; cheaper only by leaving more demand unserved" if rec["costPerMonth"] < oracle["costPerMonth"] else ""
     lines += ["", f"recommended: {ratio:.2f}× the oracle's cost on the tuning part"
               + (f", {held['recommended']['costPerMonth'] / held['oracle']['costPerMonth']:.2f}× held out"
                  if held and held["oracle"]["costPerMonth"] else "")
               + f" (oracle: nodes the minute they are needed, minNodes {oracle['minNodes']}..maxNodes "
-                f"{oracle['maxNodes']}, at most {oracle['maxReplicas']} replicas)"]
+                f"{oracle['maxNodes']}, at most {oracle['maxReplicas']} replicas{cheaper})"]
     if held and not held["met"]:
         sl = held["recommended"]["serviceLevel"]
         lines.append(f"WARNING: on the held-out part the recommendation misses the level ({sl['unservedPercent']:.2f} "
                      f"% unserved, {judged_text(sl)}): the later demand differs from the "
                      "tuning part's. Tune on all of it (--hold-out 0), or ask for a stricter level.")
-    cur = r["current"]
     lines.append(f"current: {cur['costPerMonth']:,.0f} USD/month; recommended {rec['costPerMonth']:,.0f} "
                  f"({rec['costPerMonth'] - cur['costPerMonth']:+,.0f})")
     rv = r["reactive"]

@@ -7,6 +7,7 @@ config), `rules/` (rules across keys, by concern), `loader.py` (everything at on
 matrices), `flavors.py` (GPUs per node), `packing.py` (pods onto nodes), `units.py` (durations and quantities).
 """
 
+import toolenv  # noqa: F401  (first: outside .venv, a missing requirement is one line saying how to enter it)
 from stackconfig.alerting import AlertingConfig
 from stackconfig.charts import ChartsConfig
 from stackconfig.cluster import ClusterConfig, ExistingClusterConfig

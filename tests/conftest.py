@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -69,14 +73,41 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     _running.pop()
 
 
-def _marked(marker: str, what: str, original: Callable[..., Any]) -> Callable[..., Any]:
+def _fresh_matplotlib_config() -> None:
+    """A new, empty MPLCONFIGDIR for this run (shared by its xdist workers and the processes the tests start), so no
+    test reads a font cache the machine happens to have (~/.cache/matplotlib) and every run takes the path of a
+    first run on a new machine: matplotlib builds its font cache on first import, running `fc-list`
+    (matplotlib 3.11 `font_manager._get_fontconfig_fonts`), about 0.2 s of CPU."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # a worker inherits its controller's folder
+    folder = tempfile.mkdtemp(prefix="pytest-mplconfig-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = folder
+
+
+def _matplotlib_font_cache(args: tuple[Any, ...]) -> bool:
+    """The `fc-list` matplotlib's font manager runs to build its font cache: a library filling its own cache on
+    first use, not a process the test starts, so it needs no `subprocess` marker."""
+    argv = args[1] if len(args) > 1 else None
+    if not (isinstance(argv, list | tuple) and argv and argv[0] == "fc-list"):
+        return False
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "matplotlib.font_manager":
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _marked(marker: str, what: str, original: Callable[..., Any],
+            allowed: Callable[[tuple[Any, ...]], bool] = lambda args: False) -> Callable[..., Any]:
     """`original`, refused to a test that is not marked `marker` (pytest.ini): `scripts/test.sh --quick` deselects
     by these markers, so an unmarked test that starts a process or renders the charts would slow the inner loop
-    down unseen. Fixtures count for the test whose setup runs them."""
+    down unseen. Fixtures count for the test whose setup runs them; `allowed(args)` lets a call through."""
 
     @functools.wraps(original)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if _running and _running[-1].get_closest_marker(marker) is None:
+        if _running and _running[-1].get_closest_marker(marker) is None and not allowed(args):
             raise AssertionError(f"{_running[-1].nodeid} {what}: mark it @pytest.mark.{marker} (pytest.ini)")
         return original(*args, **kwargs)
 
@@ -86,9 +117,11 @@ def _marked(marker: str, what: str, original: Callable[..., Any]) -> Callable[..
 def _guard_markers() -> None:
     from delivery import charts, render
 
-    subprocess.Popen.__init__ = _marked("subprocess", "starts a process", subprocess.Popen.__init__)  # type: ignore[method-assign]
+    subprocess.Popen.__init__ = _marked("subprocess", "starts a process", subprocess.Popen.__init__,  # type: ignore[method-assign]
+                                        _matplotlib_font_cache)
     for module, name in ((render, "load_chart"), (charts, "chart_archive"), (charts, "gpu_operator_assets")):
         setattr(module, name, _marked("charts", f"reads the chart cache ({name})", getattr(module, name)))
 
 
+_fresh_matplotlib_config()
 _guard_markers()

@@ -204,12 +204,14 @@ def test_pending_pods_count_in_the_hpa_arithmetic_and_node_limits_hold() -> None
 
 def test_plot_series_stay_bounded_for_any_length() -> None:
     # Memory flat in the trace length: the plot keeps at most 2 x limit points, averaging (or maxing) buckets.
-    d = Downsampler(("a", "m"), ("m",), limit=100)
+    # A count keeps whole values: the bucket's max (desired replicas) or min (Ready replicas), never a mean.
+    d = Downsampler(("a", "m", "n"), ("m",), limit=100, minned=("n",))
     for i in range(100_000):
-        d.add(i * 15.0, (1.0, float(i % 7)))
+        d.add(i * 15.0, (1.0, float(i % 7), float(i % 7)))
     series = d.series()
     assert len(series["t"]) <= 200
-    assert set(series["a"]) == {1.0} and max(series["m"]) == 6.0
+    assert set(series["a"]) == {1.0}
+    assert set(series["m"][:-1]) == {6.0} and set(series["n"][:-1]) == {0.0}  # the last bucket may be partial
 
 
 def test_sliding_extreme_is_the_windowed_min_and_max() -> None:
@@ -377,11 +379,14 @@ def test_a_bad_override_gets_the_stack_files_error_and_exit_2(capsys: pytest.Cap
     with pytest.raises(ConfigError) as from_file:
         load_stack_config(raw)
     assert main(["prod", "--set", "workloads.0.targetUtilization=170"]) == 2
-    assert str(from_file.value) in capsys.readouterr().err
-    assert main(["prod", "--set", "gpuPool.maxNodes=1"]) == 2
-    assert "gpuPool.maxNodes" in capsys.readouterr().err
+    # the stack file's message, its key marked as the override's
+    (problem,) = from_file.value.problems
+    assert f"  - {problem.key} (from --set workloads.0.targetUtilization=170): {str(problem).split(': ', 1)[1]}" \
+        in capsys.readouterr().err
+    assert main(["prod", "--set", "gpuPool.maxNodes=abc", "--set", "gpuPool.minNodes=2"]) == 2
+    assert "gpuPool.maxNodes (from --set gpuPool.maxNodes=abc): 'abc' is not a whole number" in capsys.readouterr().err
     assert main(["prod", "--set", "workloads.9.maxReplicas=3"]) == 2
-    assert "workloads.9.maxReplicas" in capsys.readouterr().err
+    assert "--set workloads.9.maxReplicas: '3' does not name a key" in capsys.readouterr().err
     assert main(["prod", "--workload", "nope"]) == 2
     assert "inference, embeddings" in capsys.readouterr().err
     assert main(["nosuch"]) == 2
@@ -425,6 +430,19 @@ def test_plot_is_written(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_headline_and_the_plot_title_name_the_stack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from capacity.plot import title
+
+    out = tmp_path / "r.json"
+    assert main(["dev", "--days", "0.5", "--json", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("dev / inference: 0.5 days of ")
+    result = json.loads(out.read_text())
+    assert result["stack"] == "dev" and title(result).startswith("dev / inference: $")
+    # the whole stack's bill has its own key (one GPU pool here: the replayed pool's own; tests/test_pools.py: two)
+    assert result["totals"]["costPerMonth"] == result["costPerMonth"]
+    assert result["totals"]["oracle"]["costPerMonth"] == result["oracle"]["costPerMonth"]
+
+
 def test_settings_dataclass_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         base().max_nodes = 9  # type: ignore[misc]
@@ -453,12 +471,18 @@ def test_compare_signs_and_missing_sides(tmp_path: Path) -> None:
     assert "The base branch has no what-if for this stack" in text
     assert "#### What-if `other`\n\nNo what-if for the pull request" in text
     # Numbers only: a result carrying markup instead of a number is refused, not pasted into the comment.
-    (d / "prod.head.json").write_text(json.dumps({**head, "stack": {**head["stack"], "costPerMonth": "<img src=x>"}}))
+    (d / "prod.head.json").write_text(json.dumps({**head, "totals": {**head["totals"], "costPerMonth": "<img src=x>"}}))
     assert compare_main([str(tmp_path / "c.md"), str(d), "prod"]) == 1
-    # A base from before there were several pools has no `stack` totals: its own figures are its whole bill.
-    old = {k: v for k, v in base.items() if k not in ("stack", "pools")}
-    (d / "prod.base.json").write_text(json.dumps(old))
     (d / "prod.head.json").write_text(json.dumps(head))
-    rows_old = {line.split("|")[1].strip(): line.split("|")[2:5] for line in comment(d, ["prod"]).splitlines()
-                if line.startswith("| ")}
-    assert rows_old["cost per month (USD)"] == rows["cost per month (USD)"]
+
+    def cost_row(base_result: dict[str, Any]) -> list[str]:
+        (d / "prod.base.json").write_text(json.dumps(base_result))
+        return {line.split("|")[1].strip(): line.split("|")[2:5] for line in comment(d, ["prod"]).splitlines()
+                if line.startswith("| ")}["cost per month (USD)"]
+
+    # A base from before there were several pools has no totals: its own figures are its whole bill.
+    assert cost_row({k: v for k, v in base.items() if k not in ("totals", "pools")}) == rows["cost per month (USD)"]
+    # A base from before the totals had their own key wrote them over the stack's name (the base branch's code).
+    older = {**{k: v for k, v in base.items() if k != "totals"},
+             "stack": {**base["totals"], "costPerMonth": base["totals"]["costPerMonth"] + 1000}}
+    assert cost_row(older)[0].strip() == f"{base['totals']['costPerMonth'] + 1000:,.0f}"

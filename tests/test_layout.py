@@ -21,16 +21,18 @@ from tests.conftest import ROOT
 MAY_IMPORT: dict[str, set[str]] = {
     "stacknames": set(),
     "podspec": set(),
-    "stackconfig": {"stacknames", "podspec"},
+    # Standard library only: what a tool says outside the virtualenv (each tool package imports it first).
+    "toolenv": set(),
+    "stackconfig": {"stacknames", "podspec", "toolenv"},
     "renderers": {"stackconfig", "stacknames", "podspec"},
     "components": {"renderers", "stackconfig", "stacknames", "pulumi", "pulumi_kubernetes", "pulumi_random",
                    "pulumi_gcore"},
     "program": {"components", "renderers", "stackconfig", "stacknames", "pulumi"},
     "__main__": {"components", "program", "renderers", "stackconfig", "stacknames", "pulumi"},
     # The engine evaluates the program under Pulumi's mocks; it never imports components itself.
-    "offline": {"stackconfig", "stacknames", "pulumi", "pulumi_gcore"},
-    "capacity": {"offline", "renderers", "stackconfig", "stacknames"},
-    "delivery": {"offline", "renderers", "stackconfig", "stacknames", "podspec", "policy"},
+    "offline": {"stackconfig", "stacknames", "pulumi", "pulumi_gcore", "toolenv"},
+    "capacity": {"offline", "renderers", "stackconfig", "stacknames", "toolenv"},
+    "delivery": {"offline", "renderers", "stackconfig", "stacknames", "podspec", "policy", "toolenv"},
     # Run by the Pulumi CLI with only pulumi-policy installed.
     "policy": {"stacknames", "podspec"},
     # The program on the real engine (Automation API): it reads stacks as config does, never wires components.

@@ -405,7 +405,7 @@ def test_the_what_if_replays_the_workloads_pool_and_bills_the_others_at_their_fl
     spot = split["pools"]["spot"]
     assert (spot["simulated"], spot["spot"], spot["nodes"], spot["workloads"]) == (False, True, 1, ["embeddings"])
     assert spot["cost"] == pytest.approx(1 * 8 * 1.6 * split["hours"])
-    assert split["stack"]["cost"] == pytest.approx(split["pools"]["gpu"]["cost"] + spot["cost"])
+    assert split["totals"]["cost"] == pytest.approx(split["pools"]["gpu"]["cost"] + spot["cost"])
     # One pool: embeddings' minReplicas (1 × 2 GPUs) sit on the replayed pool; two pools: not any more.
     assert one["gpuHoursOtherWorkloads"] == pytest.approx(2 * one["hours"])
     assert split["gpuHoursOtherWorkloads"] == 0

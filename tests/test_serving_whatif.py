@@ -170,7 +170,7 @@ def test_the_whatif_refuses_a_profile_it_cannot_model(capsys: pytest.CaptureFixt
                  "workloads.0.targetUtilization=", "--set", "workloads.0.triggers=", "--set",
                  "workloads.0.terminationGracePeriodSeconds=160"]) == 2
     err = capsys.readouterr().err
-    assert "workloads[inference].serving.perGpu: '(not set)'" in err and "vllm bench serve" in err
+    assert "workloads[inference].serving.perGpu: (not set) is what" in err and "vllm bench serve" in err
 
 
 def test_an_empty_override_removes_the_key() -> None:

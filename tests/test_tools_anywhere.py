@@ -39,6 +39,7 @@ def test_scripts_test_sh_registers_the_repository_in_the_environment() -> None:
         (["offline.plan", "dev", "--out", "{cwd}/dev.yaml"], 0, "resources → {cwd}/dev.yaml, {cwd}/dev.mmd"),
         (["capacity", "dev", "--days", "0.1", "--json", "r.json"], 0, "simulated 0.1 days"),
         (["capacity.compare"], 2, "usage: python -m capacity.compare"),
+        (["capacity.compare", "--help"], 0, "DIR         folder of <stack>.base.json"),
         (["capacity", "--help"], 0, "usage: python -m capacity"),
         # argparse %-formats help strings: a default such as '97%' in one must be escaped
         (["capacity", "tune", "--help"], 0, "(default 97%; a workload with a serving"),
@@ -112,3 +113,18 @@ def test_stackconfig_refuses_an_unusable_project_folder_with_exit_2(
     assert stackconfig_main([stack, "--dir", str(folder)]) == 2
     err = capsys.readouterr().err
     assert expected.replace("{dir}", str(tmp_path)) in err and "Fix:" in err, err
+
+
+@pytest.mark.parametrize("args", [["capacity", "dev"], ["capacity", "tune", "dev"], ["offline.plan", "dev"],
+                                  ["stackconfig", "dev"], ["delivery.render_check", "--help"]],
+                         ids=lambda a: " ".join(a))
+@pytest.mark.subprocess
+def test_a_tool_outside_the_virtualenv_says_how_to_enter_it(args: list[str]) -> None:
+    """`python3 -m capacity` from the repository root with no virtualenv: the packages are found in the current
+    directory, their requirements are not (`-S`: the interpreter without site-packages, as outside `.venv`)."""
+    run = subprocess.run([sys.executable, "-S", "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 1 and not run.stdout, run
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"error: python -m {args[0]} needs the project's virtualenv (no module named "), line
+    assert "source " in line or "bash scripts/test.sh" in line, line
