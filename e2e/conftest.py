@@ -21,7 +21,7 @@ from realengine import cluster
 from realengine.toolchain import Toolchain, ToolchainMissing, bin_dir, prepare
 
 #: Everything the end-to-end tests run: the engine and providers, the control plane, KEDA.
-ALL = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore-fake", "kubernetes", "etcd", "kwok", "keda")
+ALL = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore", "kubernetes", "etcd", "kwok", "keda")
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """Helpers of the end-to-end tests: the platform stack on the local control plane, kubectl, waiting, timing.
 
-A `Platform` is one stack of this project deployed by the real engine onto the local cluster: the Gcore stand-in
-(toolchain/gcore-fake) "creates" the cluster and returns the local cluster's admin kubeconfig, so the program runs
-unchanged, the kubeconfig invoke included; or, in existing-cluster mode, the stack is given that kubeconfig as a
-secret and creates no cluster at all.
+A `Platform` is one stack of this project deployed by the real engine onto the local cluster: the real Gcore
+provider creates the cluster in the Gcore API emulator (realengine/gcore_api.py), whose kubeconfig is the local
+cluster's admin kubeconfig, so the program runs unchanged, the kubeconfig invoke included; or, in existing-cluster
+mode, the stack is given that kubeconfig as a secret and creates no cluster at all.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realengine import gcore_api
 from realengine.config_keys import secret_keys
 from realengine.stack import LocalStack, local_stack
 from realengine.toolchain import ROOT, Toolchain
@@ -138,18 +139,18 @@ def repackaged_chart(archive: Path, version: str, out: Path) -> Path:
 @contextmanager
 def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides: Mapping[str, Any] | None = None,
              mirror: Path = CHART_CACHE, existing_cluster: bool = False) -> Iterator[LocalStack]:
-    """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own."""
-    api = workdir / "gcore-api"
-    api.mkdir(parents=True, exist_ok=True)
-    env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig),
-           # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
-           "GCORE_FAKE_ON_DELETE": f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"}
+    """The stack `stack` of this project, on the local cluster, in a workspace and Gcore API emulator of its own
+    (served while the stack is open; its clusters and tasks in `workdir/gcore-api`)."""
+    # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
+    on_delete = f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"
     settings: dict[str, Any] = {"gpu-autoscaling:charts.mirror": str(mirror), **(overrides or {})}
     secrets = placeholder_secrets(stack)
     if existing_cluster:
         settings.update(existing_cluster_settings(stack))
         secrets["kubeconfig"] = kube.kubeconfig.read_text()
-    with local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace", env=env) as ls:
+    with (gcore_api.serving(workdir / "gcore-api", kube.kubeconfig, on_delete) as endpoint,
+          local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace",
+                      env=gcore_api.provider_env(endpoint)) as ls):
         yield ls
 
 

@@ -3,9 +3,9 @@
 The program runs through the Python SDK's own language server (pulumi.automation, an inline program that the CLI
 reaches with `--client`): the standalone Python language host is a module the Go proxy does not serve, and the
 language server is the SDK's supported way to run a program without it. Everything else is what `pulumi up` on a
-user's machine runs: the CLI's engine, pulumi-resource-kubernetes, the Any Terraform Provider with the Gcore
-provider behind it (a fake API, see toolchain/gcore-fake), the SDK generated for it (sdks/gcore), a file backend
-and the passphrase secrets provider.
+user's machine runs: the CLI's engine, pulumi-resource-kubernetes, the Any Terraform Provider with the real Gcore
+provider behind it (pointed at the Gcore API emulator, realengine/gcore_api.py), the SDK generated for it
+(sdks/gcore), a file backend and the passphrase secrets provider.
 
 The stack file is copied into the workspace, optionally changed (`overrides`, dotted stack-file paths), so a test
 can preview "the same stack with maxNodes 3" without touching the repository's files.
@@ -30,7 +30,7 @@ from realengine.toolchain import ROOT, Toolchain
 
 SDKS = ROOT / "sdks"
 PROJECT = "gpu-autoscaling"
-#: A token that no API would accept; the Gcore provider behind the bridge is a fake and never sends it anywhere.
+#: A token that no API would accept; the Gcore provider sends it only to the Gcore API emulator.
 DUMMY_TOKEN = "fake-token-for-local-previews"
 
 

@@ -41,8 +41,6 @@ def components() -> list[build.Component]:
 
 def test_each_pin_is_the_version_its_wrapper_requires(components: list[build.Component]) -> None:
     for c in components:
-        if c.name == "gcore-fake":
-            continue  # the fake reads that module's source; it does not require it (see its go.mod)
         assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
 
 
@@ -64,7 +62,7 @@ def test_python_sdk_pins_match_the_engine_and_providers(components: list[build.C
 
 def test_the_gcore_provider_is_the_version_pulumi_yaml_names(components: list[build.Component]) -> None:
     gcore = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["packages"]["gcore"]
-    for provider in (c for c in components if c.name in ("gcore", "gcore-fake")):
+    for provider in (c for c in components if c.name == "gcore"):
         assert gcore["parameters"] == ["g-core/gcore", provider.version.lstrip("v")], provider.name
         assert provider.binaries == ("terraform-provider-gcore",)  # the bridge names the package after the binary
 
