@@ -46,6 +46,8 @@ from typing import Any
 #: The projects and regions of the emulated account, for the name look-ups (the ids are ours, not Gcore's).
 PROJECTS = {"Default": 1}
 REGIONS = {"Luxembourg-2": 76, "Luxembourg": 1, "Amsterdam": 38}
+#: How often the emulator looks for tasks that have ended.
+SETTLE_SECONDS = 0.2
 #: Labels the API adds to a pool; the provider hides them (resourceK8sV2FilteredPoolLabels).
 SYSTEM_LABEL_PREFIX = "gcorecluster.x-k8s.io"
 
@@ -460,17 +462,28 @@ def provider_env(endpoint: str) -> dict[str, str]:
 @contextmanager
 def serving(directory: Path, kubeconfig: Path | None = None, on_delete: str | None = None,
             port: int = 0) -> Iterator[str]:
-    """Serve DIR on 127.0.0.1 (an ephemeral port unless `port`) in a thread; yields the provider's `api_endpoint`."""
+    """Serve DIR on 127.0.0.1 (an ephemeral port unless `port`) in a thread; yields the provider's `api_endpoint`.
+    Tasks end on their own, whether or not anyone polls them, as Gcore's do: a second thread settles them."""
     directory.mkdir(parents=True, exist_ok=True)
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler(Api(Store(directory, kubeconfig, on_delete)),
-                                                              directory))
-    thread = threading.Thread(target=server.serve_forever, name="gcore-api", daemon=True)
-    thread.start()
+    store = Store(directory, kubeconfig, on_delete)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler(Api(store), directory))
+    stop = threading.Event()
+
+    def settle_loop() -> None:
+        while not stop.wait(SETTLE_SECONDS):
+            store.settle()
+
+    threads = [threading.Thread(target=server.serve_forever, name="gcore-api", daemon=True),
+               threading.Thread(target=settle_loop, name="gcore-api-tasks", daemon=True)]
+    for thread in threads:
+        thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        stop.set()
         server.shutdown()
         server.server_close()
+        threads[1].join()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -122,3 +122,12 @@ def test_the_name_lookups_and_the_kubeconfig(tmp_path: Path) -> None:
 def test_unknown_paths_are_404(tmp_path: Path, path: str) -> None:
     with serving(tmp_path) as api:
         assert call(api, "GET", path)[0] == 404
+
+
+def test_a_task_ends_and_takes_effect_without_being_polled(tmp_path: Path) -> None:
+    set_behaviour(tmp_path, Behaviour(running_seconds=0.3))
+    with serving(tmp_path) as api:
+        call(api, "POST", BASE, CLUSTER)
+        time.sleep(0.8)
+        status = json.loads(next((tmp_path / "clusters").glob("*-gpu-dev.json")).read_text())["status"]
+    assert status == "Provisioned"
