@@ -60,7 +60,8 @@ def test_min_nodes_0_is_refused_by_our_check_and_else_by_the_client(
         ls.destroy()
     message = str(client.value)
     print(f"\n[e2e] the provider's refusal of min_node_count 0:\n{message[-1500:]}")
-    assert "MinNodeCount" in message, message[-3000:]
+    # The client's validator message, as the user reads it under the cluster resource.
+    assert "MinNodeCount: MinNodeCount is a required field" in message, message[-3000:]
     assert not [r for r in gcore_api.requests_log(api) if r["method"] != "GET"]  # nothing was sent to create
 
 
