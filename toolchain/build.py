@@ -296,8 +296,9 @@ def build(c: Component, out: Path, gover: str) -> None:
 
 
 def bin_dir(cache: Path, keys: dict[str, str]) -> Path:
-    """<cache>/toolchain-<digest>/bin, hard links to the selected entries' outputs: a `bin` of its own, the layout tools such as Pulumi's Automation API expect
-    of an installation root (PulumiCommand(root=...) runs <root>/bin/pulumi)."""
+    """<cache>/toolchain-<digest>/bin, hard links to the selected entries' outputs: a `bin` of its own, the layout
+    tools such as Pulumi's Automation API expect of an installation root (PulumiCommand(root=...) runs
+    <root>/bin/pulumi)."""
     digest = hashlib.sha256(json.dumps(sorted(keys.items())).encode()).hexdigest()[:12]
     return cache / f"toolchain-{digest}" / "bin"
 
