@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from realengine.config_keys import secret_keys
-from realengine.stack import LocalStack, local_stack
+from realengine.stack import LocalStack, local_stack, open_stack, project_dir
 from realengine.toolchain import ROOT, Toolchain
 
 CHART_CACHE = ROOT / ".cache" / "charts"
@@ -137,8 +136,9 @@ def repackaged_chart(archive: Path, version: str, out: Path) -> Path:
 
 @contextmanager
 def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides: Mapping[str, Any] | None = None,
-             mirror: Path = CHART_CACHE, existing_cluster: bool = False) -> Iterator[LocalStack]:
-    """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own."""
+             mirror: Path = CHART_CACHE, existing_cluster: bool = False, prelude: str = "") -> Iterator[LocalStack]:
+    """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own
+    (`prelude`: realengine.stack.project_dir)."""
     api = workdir / "gcore-api"
     api.mkdir(parents=True, exist_ok=True)
     env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig),
@@ -149,38 +149,23 @@ def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides:
     if existing_cluster:
         settings.update(existing_cluster_settings(stack))
         secrets["kubeconfig"] = kube.kubeconfig.read_text()
-    with local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace", env=env) as ls:
+    with local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace", env=env,
+                     prelude=prelude) as ls:
         yield ls
 
 
 @contextmanager
 def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterator[Any]:
     """examples/consumer, as its own project in the platform's backend, reading the platform through a real
-    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization)."""
-    import runpy
-
-    from pulumi import automation as auto
-
+    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization). Its virtualenv is the
+    repository's (offline there is no other to install into); its program imports the repository, two folders up
+    from its real path."""
     src = ROOT / "examples" / "consumer"
-    workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(src / "Pulumi.yaml", workdir / "Pulumi.yaml")
+    project_dir(src, workdir)
     doc = (src / f"Pulumi.{platform_stack.name}.yaml").read_text().replace(
         "acme/gpu-autoscaling/", "organization/gpu-autoscaling/")
     (workdir / f"Pulumi.{platform_stack.name}.yaml").write_text(doc)
-
-    def program() -> None:
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-        runpy.run_path(str(src / "__main__.py"), run_name="__main__")
-
-    backend = platform_stack.workdir / "backend"
-    env = tc.env(backend)
-    stack = auto.create_or_select_stack(platform_stack.name, project_name="gpu-consumer", program=program,
-                                        work_dir=str(workdir),
-                                        opts=auto.LocalWorkspaceOptions(
-                                            work_dir=str(workdir), pulumi_home=str(tc.home), env_vars=env,
-                                            pulumi_command=auto.PulumiCommand(root=str(tc.bin.parent),
-                                                                              skip_version_check=True)))
+    stack = open_stack(platform_stack.name, workdir, tc, tc.env(platform_stack.workdir / "backend"))
     try:
         yield stack
     finally:
