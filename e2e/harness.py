@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -23,7 +22,7 @@ from typing import Any
 
 from realengine import gcore_api
 from realengine.config_keys import secret_keys
-from realengine.stack import LocalStack, local_stack
+from realengine.stack import LocalStack, local_stack, open_stack, project_dir
 from realengine.toolchain import ROOT, Toolchain
 
 CHART_CACHE = ROOT / ".cache" / "charts"
@@ -138,9 +137,10 @@ def repackaged_chart(archive: Path, version: str, out: Path) -> Path:
 
 @contextmanager
 def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides: Mapping[str, Any] | None = None,
-             mirror: Path = CHART_CACHE, existing_cluster: bool = False) -> Iterator[LocalStack]:
+             mirror: Path = CHART_CACHE, existing_cluster: bool = False, prelude: str = "") -> Iterator[LocalStack]:
     """The stack `stack` of this project, on the local cluster, in a workspace and Gcore API emulator of its own
-    (served while the stack is open; its clusters and tasks in `workdir/gcore-api`)."""
+    (served while the stack is open; its clusters and tasks in `workdir/gcore-api`; `prelude`:
+    realengine.stack.project_dir)."""
     # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
     on_delete = f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"
     settings: dict[str, Any] = {"gpu-autoscaling:charts.mirror": str(mirror), **(overrides or {})}
@@ -150,38 +150,22 @@ def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides:
         secrets["kubeconfig"] = kube.kubeconfig.read_text()
     with (gcore_api.serving(workdir / "gcore-api", kube.kubeconfig, on_delete) as endpoint,
           local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace",
-                      env=gcore_api.provider_env(endpoint)) as ls):
+                      env=gcore_api.provider_env(endpoint), prelude=prelude) as ls):
         yield ls
 
 
 @contextmanager
 def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterator[Any]:
     """examples/consumer, as its own project in the platform's backend, reading the platform through a real
-    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization)."""
-    import runpy
-
-    from pulumi import automation as auto
-
+    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization). Its virtualenv is the
+    repository's (offline there is no other to install into); its program imports the repository, two folders up
+    from its real path."""
     src = ROOT / "examples" / "consumer"
-    workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(src / "Pulumi.yaml", workdir / "Pulumi.yaml")
+    project_dir(src, workdir)
     doc = (src / f"Pulumi.{platform_stack.name}.yaml").read_text().replace(
         "acme/gpu-autoscaling/", "organization/gpu-autoscaling/")
     (workdir / f"Pulumi.{platform_stack.name}.yaml").write_text(doc)
-
-    def program() -> None:
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-        runpy.run_path(str(src / "__main__.py"), run_name="__main__")
-
-    backend = platform_stack.workdir / "backend"
-    env = tc.env(backend)
-    stack = auto.create_or_select_stack(platform_stack.name, project_name="gpu-consumer", program=program,
-                                        work_dir=str(workdir),
-                                        opts=auto.LocalWorkspaceOptions(
-                                            work_dir=str(workdir), pulumi_home=str(tc.home), env_vars=env,
-                                            pulumi_command=auto.PulumiCommand(root=str(tc.bin.parent),
-                                                                              skip_version_check=True)))
+    stack = open_stack(platform_stack.name, workdir, tc, tc.env(platform_stack.workdir / "backend"))
     try:
         yield stack
     finally:

@@ -31,11 +31,22 @@ def state(ls: LocalStack) -> dict[str, Any]:
     return dict(json.loads(json.dumps(ls.stack.export_stack().deployment)))
 
 
-def test_min_nodes_0_is_refused_by_our_check_and_else_by_the_client(
-        tc: Toolchain, kube: Kube, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`gpuPool.minNodes: 0` is refused by the stack's config check with the key and the fix. With that check off,
-    the preview passes (the provider's schema has no rule for it) and `up` fails in the provider: its API client
-    refuses `min_node_count` 0 before sending anything (`validate:"required,gt=0"`, pools.CreateOpts in
+#: Run in the program's process before it (realengine.stack.project_dir): the GPU pool's minimum becomes 0 where the
+#: program builds its pools (components/cluster.py calls `pulumi_gcore.K8sv2PoolArgs`), past our config check.
+ZERO_MIN_PRELUDE = """
+import pulumi_gcore
+_real = pulumi_gcore.K8sv2PoolArgs
+def _zero_min(**kwargs):
+    return _real(**({**kwargs, "min_node_count": 0} if kwargs["name"] == "gpu" else kwargs))
+pulumi_gcore.K8sv2PoolArgs = _zero_min
+"""
+
+
+def test_min_nodes_0_is_refused_by_our_check_and_else_by_the_client(tc: Toolchain, kube: Kube,
+                                                                    workdir: Path) -> None:
+    """`gpuPool.minNodes: 0` is refused by the stack's config check with the key and the fix. With that check
+    bypassed, the preview passes (the provider's schema has no rule for it) and `up` fails in the provider: its API
+    client refuses `min_node_count` 0 before sending anything (`validate:"required,gt=0"`, pools.CreateOpts in
     gcorelabscloud-go v0.29.5), so nothing reaches Gcore."""
     overrides = {"gpu-autoscaling:gpuPool.minNodes": 0}
     with platform("dev", tc, kube, workdir / "min-nodes-ours", overrides=overrides) as ls, \
@@ -43,17 +54,8 @@ def test_min_nodes_0_is_refused_by_our_check_and_else_by_the_client(
         ls.up()
     assert "gpuPool.minNodes" in str(ours.value) and "Fix:" in str(ours.value)
 
-    import pulumi_gcore  # the generated SDK the program runs with (sdks/gcore), in this process
-
-    real = pulumi_gcore.K8sv2PoolArgs
-
-    def zero_min(**kwargs: Any) -> Any:
-        return real(**{**kwargs, "min_node_count": 0} if kwargs["name"] == "gpu" else kwargs)
-
-    # The program's pools are built through this class (components/cluster.py): the GPU pool's minimum becomes 0.
-    monkeypatch.setattr(pulumi_gcore, "K8sv2PoolArgs", zero_min)
     api = workdir / "min-nodes-client" / "gcore-api"
-    with platform("dev", tc, kube, workdir / "min-nodes-client") as ls:
+    with platform("dev", tc, kube, workdir / "min-nodes-client", prelude=ZERO_MIN_PRELUDE) as ls:
         ls.preview()
         with pytest.raises(CommandError) as client:
             ls.up()
@@ -125,38 +127,61 @@ def interrupted(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer) -> Itera
         yield ls, api
 
 
-def cli(ls: LocalStack, endpoint_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """The Pulumi CLI in the stack's workspace, as a user types it (the program is not run by these commands)."""
-    env = {**ls.toolchain.env(ls.workdir / "backend"), **endpoint_env}
+def cli(ls: LocalStack, *args: str) -> subprocess.CompletedProcess[str]:
+    """The Pulumi CLI in the stack's project directory, as a user types it."""
+    env = {**ls.toolchain.env(ls.workdir / "backend"), **ls.stack.workspace.env_vars}
     return subprocess.run([ls.toolchain.pulumi, *args, "--stack", ls.name, "--non-interactive"], cwd=ls.workdir,
                           env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_an_interrupted_first_up_is_recovered_as_the_runbook_says(interrupted: tuple[LocalStack, Path],
-                                                                  timer: Timer) -> None:
+def imported_pool_order(ls: LocalStack) -> list[str]:
+    (cluster,) = [r for r in state(ls)["resources"] if r["urn"].endswith(CLUSTER_URN_SUFFIX)]
+    return [p["name"] for p in cluster["inputs"]["pools"]]
+
+
+def test_a_first_up_stopped_while_gcore_creates_is_recovered_as_the_runbook_says(
+        interrupted: tuple[LocalStack, Path], timer: Timer) -> None:
+    """docs/timeouts-and-recovery.md, cases 1 and 2. The provider's own 60-minute wait cannot be played in seconds
+    (`K8sCreateTimeout = 3600` seconds of wall clock, hard-coded); a killed run leaves the same cluster behind,
+    which Gcore finishes, plus a pending create and a lock."""
     ls, api = interrupted
     pending = [op for op in state(ls).get("pending_operations", [])
                if op["resource"]["urn"].endswith(CLUSTER_URN_SUFFIX)]
     assert [op["type"] for op in pending] == ["creating"]
     assert not [r for r in state(ls).get("resources", []) if r["urn"].endswith(CLUSTER_URN_SUFFIX)]
-    # Gcore carries on: the cluster is Provisioned once its task ends.
-    wait_for("the cluster Provisioned", lambda: gcore_api.read_cluster(api, "gpu-dev")["status"] == "Provisioned",
+    wait_for("Gcore finishing the cluster", lambda: gcore_api.read_cluster(api, "gpu-dev")["status"] == "Provisioned",
              timeout=60)
-    print(f"\n[e2e] pending operations after the kill: {json.dumps(pending)[:600]}")
-    # A second `up` as it is (what a re-run CI job does) fails: the pending create is not adopted.
+    # A file backend holds the lock of the killed run too: `pulumi cancel` first, as the runbook says.
+    with pytest.raises(CommandError) as locked:
+        ls.up()
+    assert "the stack is currently locked" in str(locked.value)
+    assert cli(ls, "cancel", "--yes").returncode == 0
+    # Re-running `up` does not refuse: it warns of the pending create, creates the cluster again, and Gcore
+    # refuses the taken name. The cluster stays out of the state (case 1 of the runbook).
     with pytest.raises(CommandError) as again:
         ls.up()
-    print(f"\n[e2e] the second up after the kill:\n{str(again.value)[-1500:]}")
-    env = {"GCORE_API_ENDPOINT": ls.stack.workspace.env_vars["GCORE_API_ENDPOINT"]}
-    urn = next(op["resource"]["urn"] for op in pending)
-    with timer.phase("refresh --import-pending-creates"):
-        refreshed = cli(ls, env, "refresh", "--yes", "--import-pending-creates", urn,
-                        "--import-pending-creates", "1:76:gpu-dev")
-    print(f"\n[e2e] refresh --import-pending-creates:\n{refreshed.stdout[-1500:]}{refreshed.stderr[-1500:]}")
-    assert refreshed.returncode == 0
-    (cluster,) = [r for r in state(ls)["resources"] if r["urn"] == urn]
-    print(f"\n[e2e] the adopted cluster: id {cluster['id']!r}, outputs {sorted(cluster.get('outputs', {}))[:40]}")
-    ls.preview(diff=True)
-    (event,) = [e for e in ls.events if e["type"] == "gcore:index/k8sv2:K8sv2"]
-    print(f"\n[e2e] the preview after the adoption: {event}")
-    assert event["op"] in ("same", "update"), event
+    assert "pending operations" in str(again.value) and "Cluster gpu-dev already exists" in str(again.value)
+    # Case 1: import. The provider reads the pools back in Go's map order, not the program's, and the plan then
+    # pairs pools by position: an `up` would recreate the GPU pool and give the system pool its taints. The
+    # runbook imports again until the preview shows no pool renamed.
+    parent = next(r["urn"] for r in state(ls)["resources"] if r["type"] == "gpu-platform:cluster:GpuCluster")
+    orders = []
+    with timer.phase("pulumi import (until the pools line up)"):
+        for _ in range(10):
+            imported = cli(ls, "import", "--yes", "gcore:index/k8sv2:K8sv2", "gpu-cluster", "1:76:gpu-dev",
+                           "--parent", f"gpuCluster={parent}", "--generate-code=false")
+            assert imported.returncode == 0, imported.stdout[-2000:] + imported.stderr[-2000:]
+            orders.append(imported_pool_order(ls))
+            if orders[-1] == ["gpu", "system"]:
+                break
+            urn = next(r["urn"] for r in state(ls)["resources"] if r["urn"].endswith(CLUSTER_URN_SUFFIX))
+            assert cli(ls, "state", "delete", urn, "--force", "--yes").returncode == 0
+    print(f"\n[e2e] pool order of each import: {orders}")
+    assert orders[-1] == ["gpu", "system"]
+    since = len(gcore_api.requests_log(api))
+    with timer.phase("up after the import"):
+        ls.up()
+    changed = [f"{r['method']} {r['path']}" for r in gcore_api.requests_log(api)[since:] if r["method"] != "GET"]
+    assert not [c for c in changed if c.startswith(("POST", "DELETE"))], changed
+    ls.preview(expect_no_changes=True)
+    ls.destroy()

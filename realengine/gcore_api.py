@@ -439,14 +439,15 @@ def handler(api: Api, directory: Path) -> type[BaseHTTPRequestHandler]:
                 status = 400
                 out = {"exception_class": "ValidationError", "message": f"bad request: {exc}", "traceback": "",
                        "request_id": str(uuid.uuid4())}
+            # Logged before the answer, so the log holds a request as soon as its caller has the answer.
+            with log_lock, (directory / "requests.jsonl").open("a") as f:
+                f.write(json.dumps({"method": self.command, "path": path, "body": body, "status": status}) + "\n")
             data = json.dumps(out).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-            with log_lock, (directory / "requests.jsonl").open("a") as f:
-                f.write(json.dumps({"method": self.command, "path": path, "body": body, "status": status}) + "\n")
 
         do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 

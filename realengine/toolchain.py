@@ -40,7 +40,7 @@ def stamp(name: str) -> str:
 
 
 #: What a real preview needs; the control plane and KEDA are only needed by the end-to-end tests.
-ENGINE = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore")
+ENGINE = ("pulumi", "pulumi-language-python", "pulumi-kubernetes", "terraform-bridge", "gcore")
 
 
 def bin_dir(only: tuple[str, ...] = ENGINE) -> Path:

@@ -41,16 +41,17 @@ def task_state(endpoint: str, task_id: str) -> str:
 
 
 def test_a_task_goes_new_running_finished_and_then_the_cluster_is_provisioned(tmp_path: Path) -> None:
-    set_behaviour(tmp_path, Behaviour(new_seconds=0.4, running_seconds=0.4))
+    set_behaviour(tmp_path, Behaviour(new_seconds=2, running_seconds=2))  # wide: the machine may be busy
     with serving(tmp_path) as api:
+        start = time.monotonic()
         status, out = call(api, "POST", BASE, CLUSTER)
         assert status == 200 and len(out["tasks"]) == 1
         task = out["tasks"][0]
         assert task_state(api, task) == "NEW"
         assert call(api, "GET", f"{BASE}/gpu-dev")[1]["status"] == "Provisioning"
-        time.sleep(0.5)
+        time.sleep(max(0.0, start + 3 - time.monotonic()))
         assert task_state(api, task) == "RUNNING"
-        time.sleep(0.4)
+        time.sleep(max(0.0, start + 5 - time.monotonic()))
         assert task_state(api, task) == "FINISHED"
         cluster = call(api, "GET", f"{BASE}/gpu-dev")[1]
     assert cluster["status"] == "Provisioned" and cluster["creator_task_id"] == task
@@ -128,6 +129,6 @@ def test_a_task_ends_and_takes_effect_without_being_polled(tmp_path: Path) -> No
     set_behaviour(tmp_path, Behaviour(running_seconds=0.3))
     with serving(tmp_path) as api:
         call(api, "POST", BASE, CLUSTER)
-        time.sleep(0.8)
+        time.sleep(1.5)
         status = json.loads(next((tmp_path / "clusters").glob("*-gpu-dev.json")).read_text())["status"]
     assert status == "Provisioned"

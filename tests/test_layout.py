@@ -40,8 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # The end-to-end tests (scripts/e2e.sh): the real engine on the local control plane, reading names as config does;
     # the autoscaling suite also runs the real Prometheus (localprom), reads the rendered queries and exporter names
     # (renderers) and compares the what-if (capacity) with the run.
-    # pulumi_gcore: e2e/test_gcore_provider.py changes what the program sends to the real Gcore provider.
-    "e2e": {"realengine", "stackconfig", "stacknames", "pulumi", "localprom", "renderers", "capacity", "pulumi_gcore"},
+    "e2e": {"realengine", "stackconfig", "stacknames", "pulumi", "localprom", "renderers", "capacity"},
 }
 ROOMS = set(MAY_IMPORT)
 #: Modules a component must not read: the stack file is config's and program/'s business.

@@ -41,7 +41,25 @@ def components() -> list[build.Component]:
 
 def test_each_pin_is_the_version_its_wrapper_requires(components: list[build.Component]) -> None:
     for c in components:
-        assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
+        rev = {m.module: m.rev for m in c.mirror}.get(c.module)
+        if rev is not None and not rev.startswith("v"):
+            # An untagged module, at a commit: the wrapper requires the placeholder of a folder replace, so that
+            # the version comes from the pin's rev alone (a mirror folder, or `go get module@rev`).
+            assert re.fullmatch(r"v\d+\.0\.0-00010101000000-000000000000",
+                                required_version(c.wrapper_dir / "go.mod", c.module)), c.name
+        else:
+            assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
+
+
+def test_the_language_host_is_built_against_the_clis_release(components: list[build.Component]) -> None:
+    by = {c.name: c for c in components}
+    host, cli = by["pulumi-language-python"], by["pulumi"]
+    assert host.version == cli.version and host.ldflags == cli.ldflags[:1]
+    for lib in ("github.com/pulumi/pulumi/pkg/v3", "github.com/pulumi/pulumi/sdk/v3"):
+        assert required_version(host.wrapper_dir / "go.mod", lib) == cli.version, lib
+    # The CLI finds the host and its executor script beside itself (pulumi/pulumi sdk/python/cmd/pulumi-language-
+    # python/main.go runs `pulumi-language-python-exec`).
+    assert host.outputs == ("pulumi-language-python", "pulumi-language-python-exec")
 
 
 def test_every_wrapper_commits_its_go_sum(components: list[build.Component]) -> None:
@@ -127,6 +145,11 @@ def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_p
     bindir = Path(lines[-1])
     assert bindir.name == "bin" and bindir.parent.parent == tmp_path
     assert sorted(p.name for p in bindir.iterdir()) == sorted({b for c in comps for b in c.outputs})
+    # Hard links: the CLI finds its language host beside its own path, symlinks resolved.
+    host = next(c for c in comps if c.name == "pulumi-language-python")
+    entry = tmp_path / f"{host.name}-{host.version}-{build.cache_key(host, gover)}" / "bin"
+    assert not (bindir / "pulumi").is_symlink()
+    assert (bindir / "pulumi-language-python").samefile(entry / "pulumi-language-python")
 
 
 def test_the_cache_key_follows_the_wrapper_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -296,8 +296,9 @@ def build(c: Component, out: Path, gover: str) -> None:
 
 
 def bin_dir(cache: Path, keys: dict[str, str]) -> Path:
-    """<cache>/toolchain-<digest>/bin: a `bin` of its own, the layout tools such as Pulumi's Automation API expect
-    of an installation root (PulumiCommand(root=...) runs <root>/bin/pulumi)."""
+    """<cache>/toolchain-<digest>/bin, hard links to the selected entries' outputs: a `bin` of its own, the layout
+    tools such as Pulumi's Automation API expect of an installation root (PulumiCommand(root=...) runs
+    <root>/bin/pulumi)."""
     digest = hashlib.sha256(json.dumps(sorted(keys.items())).encode()).hexdigest()[:12]
     return cache / f"toolchain-{digest}" / "bin"
 
@@ -350,7 +351,10 @@ def main(argv: list[str] | None = None) -> int:
                 link = bdir / b
                 if link.is_symlink() or link.exists():
                     link.unlink()
-                link.symlink_to(target)
+                # A hard link, not a symlink: the CLI looks for its language hosts beside its own path with symlinks
+                # resolved (pulumi/pulumi sdk/go/common/workspace/plugins.go, GetPluginPath), which for a symlink is
+                # its own cache entry, where no host is.
+                link.hardlink_to(target)
         print(bdir)
         return 0
     except ToolchainError as exc:
