@@ -7,7 +7,6 @@ toolchain they stop at once with the command that builds it (never a silent skip
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import uuid
@@ -18,10 +17,10 @@ import pytest
 
 from e2e.harness import Kube, Timer
 from realengine import cluster
-from realengine.toolchain import Toolchain, ToolchainMissing, bin_dir, prepare
+from realengine.toolchain import ENGINE, Toolchain, ToolchainMissing, bin_dir, prepare
 
 #: Everything the end-to-end tests run: the engine and providers, the control plane, KEDA.
-ALL = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore-fake", "kubernetes", "etcd", "kwok", "keda")
+ALL = (*ENGINE, "kubernetes", "etcd", "kwok", "keda")
 
 
 @pytest.fixture(scope="session")
@@ -46,21 +45,6 @@ def no_leaked_terraform_providers(tc: Toolchain) -> Iterator[None]:
             continue
         if ppid == 1 and cmdline.startswith(plugins):
             os.kill(int(proc.name), 15)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def abandoned_programs_collected() -> Iterator[None]:
-    """Collect garbage after each module, at a point where nothing is being compiled.
-
-    Why: an inline Pulumi program that a test abandoned (a failed `up`, a refused config) leaves its `run_in_stack`
-    coroutine in a reference cycle; its finaliser runs Python code (pulumi/runtime/stack.py `_shutdown_callbacks`).
-    If the cyclic collector happens to run it while CPython 3.11 builds an AST (a lazy import that pytest's assertion
-    rewriter compiles), the AST validator's recursion counter comes back off by the finaliser's frames and the import
-    fails with "SystemError: AST constructor recursion depth mismatch" (python/cpython gh-106905), which took down a
-    whole run at its terminal summary after every test had passed. Collecting here finalises those coroutines first.
-    """
-    yield
-    gc.collect()
 
 
 @pytest.fixture(scope="session")

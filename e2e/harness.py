@@ -1,16 +1,15 @@
 """Helpers of the end-to-end tests: the platform stack on the local control plane, kubectl, waiting, timing.
 
-A `Platform` is one stack of this project deployed by the real engine onto the local cluster: the Gcore stand-in
-(toolchain/gcore-fake) "creates" the cluster and returns the local cluster's admin kubeconfig, so the program runs
-unchanged, the kubeconfig invoke included; or, in existing-cluster mode, the stack is given that kubeconfig as a
-secret and creates no cluster at all.
+A `Platform` is one stack of this project deployed by the real engine onto the local cluster: the real Gcore
+provider creates the cluster in the Gcore API emulator (realengine/gcore_api.py), whose kubeconfig is the local
+cluster's admin kubeconfig, so the program runs unchanged, the kubeconfig invoke included; or, in existing-cluster
+mode, the stack is given that kubeconfig as a secret and creates no cluster at all.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -21,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realengine import gcore_api
 from realengine.config_keys import secret_keys
-from realengine.stack import LocalStack, local_stack
+from realengine.stack import LocalStack, local_stack, open_stack, project_dir
 from realengine.toolchain import ROOT, Toolchain
 
 CHART_CACHE = ROOT / ".cache" / "charts"
@@ -137,50 +137,35 @@ def repackaged_chart(archive: Path, version: str, out: Path) -> Path:
 
 @contextmanager
 def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides: Mapping[str, Any] | None = None,
-             mirror: Path = CHART_CACHE, existing_cluster: bool = False) -> Iterator[LocalStack]:
-    """The stack `stack` of this project, on the local cluster, in a workspace and fake Gcore API of its own."""
-    api = workdir / "gcore-api"
-    api.mkdir(parents=True, exist_ok=True)
-    env = {"GCORE_FAKE_API_DIR": str(api), "GCORE_FAKE_KUBECONFIG": str(kube.kubeconfig),
-           # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
-           "GCORE_FAKE_ON_DELETE": f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"}
+             mirror: Path = CHART_CACHE, existing_cluster: bool = False, prelude: str = "") -> Iterator[LocalStack]:
+    """The stack `stack` of this project, on the local cluster, in a workspace and Gcore API emulator of its own
+    (served while the stack is open; its clusters and tasks in `workdir/gcore-api`; `prelude`:
+    realengine.stack.project_dir)."""
+    # Deleting a Gcore cluster deletes everything in it: the local control plane standing for it goes too.
+    on_delete = f"PYTHONPATH={ROOT} {sys.executable} -m realengine.cluster down --name {kube.name}"
     settings: dict[str, Any] = {"gpu-autoscaling:charts.mirror": str(mirror), **(overrides or {})}
     secrets = placeholder_secrets(stack)
     if existing_cluster:
         settings.update(existing_cluster_settings(stack))
         secrets["kubeconfig"] = kube.kubeconfig.read_text()
-    with local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace", env=env) as ls:
+    with (gcore_api.serving(workdir / "gcore-api", kube.kubeconfig, on_delete) as endpoint,
+          local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace",
+                      env=gcore_api.provider_env(endpoint), prelude=prelude) as ls):
         yield ls
 
 
 @contextmanager
 def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterator[Any]:
     """examples/consumer, as its own project in the platform's backend, reading the platform through a real
-    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization)."""
-    import runpy
-
-    from pulumi import automation as auto
-
+    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization). Its virtualenv is the
+    repository's (offline there is no other to install into); its program imports the repository, two folders up
+    from its real path."""
     src = ROOT / "examples" / "consumer"
-    workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(src / "Pulumi.yaml", workdir / "Pulumi.yaml")
+    project_dir(src, workdir)
     doc = (src / f"Pulumi.{platform_stack.name}.yaml").read_text().replace(
         "acme/gpu-autoscaling/", "organization/gpu-autoscaling/")
     (workdir / f"Pulumi.{platform_stack.name}.yaml").write_text(doc)
-
-    def program() -> None:
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-        runpy.run_path(str(src / "__main__.py"), run_name="__main__")
-
-    backend = platform_stack.workdir / "backend"
-    env = tc.env(backend)
-    stack = auto.create_or_select_stack(platform_stack.name, project_name="gpu-consumer", program=program,
-                                        work_dir=str(workdir),
-                                        opts=auto.LocalWorkspaceOptions(
-                                            work_dir=str(workdir), pulumi_home=str(tc.home), env_vars=env,
-                                            pulumi_command=auto.PulumiCommand(root=str(tc.bin.parent),
-                                                                              skip_version_check=True)))
+    stack = open_stack(platform_stack.name, workdir, tc, tc.env(platform_stack.workdir / "backend"))
     try:
         yield stack
     finally:

@@ -44,7 +44,6 @@ scale-down read and change the same orders and timers); split, every part would 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -55,6 +54,7 @@ from typing import Any
 
 from e2e.kubeapi import ApiError, KubeApi
 from realengine.cluster import GPU_NODE_CPU, GPU_NODE_MEMORY, NodeSpec, taint_list
+from realengine.gcore_api import read_cluster
 from stackconfig.flavors import gpus_of
 from stackconfig.packing import first_fit_decreasing
 from stackconfig.units import go_duration_seconds
@@ -98,15 +98,15 @@ class Pool:
 
     @classmethod
     def from_gcore_api(cls, api_dir: Path, cluster: str, pool: str = "gpu") -> tuple[Pool, dict[str, str]]:
-        """The pool and the `autoscaler_config` of the cluster the fake Gcore API holds (toolchain/gcore-fake)."""
-        doc = json.loads((api_dir / "clusters" / f"{cluster}.json").read_text())
+        """The pool and the `autoscaler_config` of the cluster the Gcore API emulator holds (realengine/gcore_api)."""
+        doc = read_cluster(api_dir, cluster)
         p = next(x for x in doc["pools"] if x["name"] == pool)
         gpus = gpus_of(p["flavor_id"])
         if not gpus:
             raise ValueError(f"flavor {p['flavor_id']} has no GPUs in stackconfig/flavors.py")
         return (cls(p["name"], p["flavor_id"], int(p["min_node_count"]), int(p["max_node_count"]), gpus,
                     dict(p.get("labels") or {}), taint_list(dict(p.get("taints") or {}))),
-                dict(doc["attrs"].get("autoscaler_config") or {}))
+                dict(doc.get("autoscaler_config") or {}))
 
     def node_labels(self) -> dict[str, str]:
         """As realengine.cluster.stack_nodes labels the pool's first nodes."""

@@ -1,14 +1,13 @@
 """Config rules that exist to prevent a failing `up`, against a real API server (issue 15).
 
 For each: with the rule, the real engine's `up` stops before any resource is registered, with the key, the value
-and the fix; with the rule switched off in the program's process (the program runs in this process through the
-SDK's language server), the real server or engine fails where the rule said it would.
+and the fix; with the rule switched off in the program's process (a prelude the project's `__main__.py` runs
+first, realengine.stack.project_dir), the real server or engine fails where the rule said it would.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -17,27 +16,41 @@ from typing import Any
 import pytest
 from pulumi.automation import CommandError
 
-import stackconfig.rules.workloads as workload_rules
-import stackconfig.values as values
 from e2e.harness import Kube, platform
 from realengine.stack import LocalStack
 from realengine.toolchain import Toolchain
 
 HTTP = [{"name": "http", "port": 8000}]
+#: The workload rules without the one that refuses a second workload of one name.
+WITHOUT_DUPLICATE_NAMES = """
+import stackconfig.loader as loader
+import stackconfig.rules.workloads as rules
+
+original = rules.workload_problems
+
+
+def without_duplicates(cfg):
+    return [p for p in original(cfg) if "is already used by" not in p.message]
+
+
+loader.RULES = tuple(without_duplicates if r is original else r for r in loader.RULES)
+"""
 
 
 @pytest.fixture
 def stack_with(tc: Toolchain, kube: Kube, workdir: Path,
-               request: pytest.FixtureRequest) -> Iterator[Callable[[dict[str, Any]], LocalStack]]:
-    """Open dev stacks with stack-file changes; each is destroyed (or removed, if it cannot be) afterwards."""
+               request: pytest.FixtureRequest) -> Iterator[Callable[..., LocalStack]]:
+    """Open dev stacks with stack-file changes (and a prelude, Python the program's process runs first); each is
+    destroyed (or removed, if it cannot be) afterwards."""
     with ExitStack() as stack:
         opened: list[LocalStack] = []
 
-        def open_stack(overrides: dict[str, Any]) -> LocalStack:
+        def open_stack(overrides: dict[str, Any], prelude: str = "") -> LocalStack:
             where = workdir / f"bad-{request.node.name[:40]}-{len(opened)}"
             # Into the cluster as an existing one: every object is then deleted one by one on destroy (a created
             # cluster's are deleted with it), which is what shows what the API server does with each.
-            ls = stack.enter_context(platform("dev", tc, kube, where, overrides=overrides, existing_cluster=True))
+            ls = stack.enter_context(platform("dev", tc, kube, where, overrides=overrides, existing_cluster=True,
+                                              prelude=prelude))
             opened.append(ls)
             return ls
 
@@ -63,8 +76,7 @@ def refused_before_anything_registers(ls: LocalStack, key: str) -> str:
     return message
 
 
-def test_a_workload_in_namespace_default(stack_with: Callable[[dict[str, Any]], LocalStack], kube: Kube,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workload_in_namespace_default(stack_with: Callable[..., LocalStack], kube: Kube) -> None:
     overrides = {"gpu-autoscaling:workloads.0.namespace": "default"}
     refused_before_anything_registers(stack_with(overrides), "workloads[0].namespace")
     # Without the rule, the real thing is worse than the AlreadyExists one would expect: pulumi-kubernetes'
@@ -72,8 +84,8 @@ def test_a_workload_in_namespace_default(stack_with: Callable[[dict[str, Any]], 
     # it (enforced from then on for everything else in `default`), and `destroy` fails, because the API server
     # never deletes `default`; the label stays behind. (Into a cluster the stack created, destroy skips it: every
     # in-cluster resource is deleted with the cluster.)
-    monkeypatch.setattr(workload_rules, "namespace_problem", lambda key, namespace: None)
-    ls = stack_with(overrides)
+    ls = stack_with(overrides, prelude="import stackconfig.rules.workloads as rules\n"
+                                       "rules.namespace_problem = lambda key, namespace: None")
     assert ls.up().summary.result == "succeeded"
     labels = kube.get("namespace", "default")["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
@@ -86,33 +98,24 @@ def test_a_workload_in_namespace_default(stack_with: Callable[[dict[str, Any]], 
              "app.kubernetes.io/managed-by-")
 
 
-def test_a_workload_name_that_is_no_service_name(stack_with: Callable[[dict[str, Any]], LocalStack],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workload_name_that_is_no_service_name(stack_with: Callable[..., LocalStack]) -> None:
     overrides = {"gpu-autoscaling:workloads.0.name": "7b-chat", "gpu-autoscaling:workloads.0.ports": HTTP}
     refused_before_anything_registers(stack_with(overrides), "workloads[0].name")
     # Without the rule the Service named after the workload is refused by the API server's own validation.
-    monkeypatch.setattr(values, "DNS_1035_LABEL", re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))
-    ls = stack_with(overrides)
+    ls = stack_with(overrides, prelude="import re\nimport stackconfig.values as values\n"
+                                       "values.DNS_1035_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')")
     with pytest.raises(CommandError) as err:
         ls.up()
     assert 'Service "7b-chat" is invalid' in str(err.value) and "DNS-1035 label" in str(err.value)
 
 
-def test_two_workloads_with_one_name(stack_with: Callable[[dict[str, Any]], LocalStack],
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_workloads_with_one_name(stack_with: Callable[..., LocalStack]) -> None:
     second = {"name": "inference", "namespace": "team-b", "image": "registry.example.com/gpu-app:1.4.2",
               "maxReplicas": 4}
     overrides = {"gpu-autoscaling:workloads.0.maxReplicas": 8, "gpu-autoscaling:workloads.1": second}
     refused_before_anything_registers(stack_with(overrides), "workloads[1].name")
     # Without the rule both register the same resources: the engine refuses the second of each name.
-    original = workload_rules.workload_problems
-    import stackconfig.loader as loader
-
-    def without_duplicates(cfg: Any) -> list[Any]:
-        return [p for p in original(cfg) if "is already used by" not in p.message]
-
-    monkeypatch.setattr(loader, "RULES", tuple(without_duplicates if r is original else r for r in loader.RULES))
-    ls = stack_with(overrides)
+    ls = stack_with(overrides, prelude=WITHOUT_DUPLICATE_NAMES)
     with pytest.raises(CommandError) as err:
         ls.up()
     assert "Duplicate resource URN" in str(err.value)

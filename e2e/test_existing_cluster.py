@@ -14,6 +14,7 @@ import pytest
 
 from e2e.harness import Kube, Timer, platform
 from e2e.keda import LocalKeda
+from realengine import gcore_api
 from realengine.stack import LocalStack
 from realengine.toolchain import Toolchain
 
@@ -41,7 +42,7 @@ def test_nothing_of_gcore_is_created(portal: tuple[LocalStack, str], workdir: Pa
     state = json.loads(json.dumps(ls.stack.export_stack().deployment))
     types = {r["type"] for r in state["resources"]}
     assert not {t for t in types if t.startswith("gcore:")} and "pulumi:providers:gcore" not in types
-    assert not list((workdir / "portal" / "gcore-api").rglob("*.json"))  # the fake Gcore API saw no cluster
+    assert gcore_api.requests_log(workdir / "portal" / "gcore-api") == []  # the Gcore API saw no request
 
 
 def test_the_add_ons_and_workloads_are_in_the_existing_cluster(portal: tuple[LocalStack, str], kube: Kube) -> None:

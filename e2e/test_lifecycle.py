@@ -1,9 +1,10 @@
 """`pulumi up`, a second `up`, changes, a consumer stack and `pulumi destroy`, for real (issues 14 and 15).
 
-The dev stack, unchanged, on the real engine: the Gcore stand-in creates "the cluster" and returns the local control
-plane's kubeconfig, pulumi-kubernetes installs the pinned charts from the chart cache (`charts.mirror`), and a real
-kube-apiserver (Pod Security admission on) decides what is admitted. kwok plays the nodes: pods are scheduled and
-marked Ready, never run. The tests run in file order; each phase's wall time is printed.
+The dev stack, unchanged, on the real engine: the real Gcore provider creates "the cluster" in the Gcore API emulator
+(realengine/gcore_api.py), whose kubeconfig is the local control plane's, pulumi-kubernetes installs the pinned
+charts from the chart cache (`charts.mirror`), and a real kube-apiserver (Pod Security admission on) decides what
+is admitted. kwok plays the nodes: pods are scheduled and marked Ready, never run. The tests run in file order;
+each phase's wall time is printed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from e2e.harness import CHART_CACHE, Kube, Timer, platform, repackaged_chart, wait_for
 from e2e.keda import LocalKeda
+from realengine import gcore_api
 from realengine.stack import LocalStack
 from realengine.toolchain import ROOT, Toolchain
 from stackconfig import versions
@@ -206,18 +208,61 @@ def test_a_min_nodes_change_is_an_in_place_update_of_the_pool(dev: LocalStack, w
     assert guard(workdir / "min-nodes.json").returncode == 0
 
 
-def test_a_flavor_change_is_an_update_the_guard_blocks(dev: LocalStack, workdir: Path) -> None:
-    """The engine shows a new GPU flavor as an *update* of the cluster (pool fields are not ForceNew: the provider
-    deletes and recreates the pool inside the update); the preview guard is what calls it a recreation."""
-    dev.write_stack_file({**APPLIED, "gpu-autoscaling:gpuPool.flavor": "bm3-ai-1xlarge-a100-80-8"})
+def api_calls(workdir: Path, since: int) -> list[str]:
+    """`METHOD path` of the Gcore API emulator's requests from the `since`-th on, name look-ups left out."""
+    return [f"{r['method']} {r['path']}" for r in gcore_api.requests_log(workdir / "dev" / "gcore-api")[since:]
+            if not r["path"].endswith(("/projects", "/regions"))]
+
+
+def test_a_max_nodes_change_is_a_pool_patch_without_a_task(dev: LocalStack, workdir: Path, timer: Timer) -> None:
+    """The real provider updates a pool's bounds with one PATCH, whose answer is the pool (pools.Update in
+    gcorelabscloud-go v0.29.5): no task is made or polled, and `up` does not wait for new nodes."""
+    gcore_api.set_behaviour(workdir / "dev" / "gcore-api", gcore_api.Behaviour(running_seconds=3600))
+    since = len(gcore_api.requests_log(workdir / "dev" / "gcore-api"))
+    APPLIED["gpu-autoscaling:gpuPool.maxNodes"] = 3
+    dev.write_stack_file(APPLIED)
+    with timer.phase("up (maxNodes)"):
+        dev.up()
+    cluster = "/cloud/v2/k8s/clusters/1/76/gpu-dev"
+    calls = api_calls(workdir, since)
+    assert f"PATCH {cluster}/pools/gpu" in calls
+    assert not [c for c in calls if "/tasks/" in c or c.startswith(("POST", "DELETE"))], calls
+    pool = next(p for p in gcore_api.read_cluster(workdir / "dev" / "gcore-api", "gpu-dev")["pools"]
+                if p["name"] == "gpu")
+    assert (pool["min_node_count"], pool["max_node_count"]) == (1, 3)
+    gcore_api.set_behaviour(workdir / "dev" / "gcore-api", gcore_api.Behaviour())
+    dev.preview(expect_no_changes=True)
+
+
+def test_a_flavor_change_is_an_update_the_guard_blocks(dev: LocalStack, workdir: Path, timer: Timer) -> None:
+    """The engine shows a new GPU flavor as an *update* of the cluster (pool fields are not ForceNew); the preview
+    guard is what calls it a recreation, and the real provider's update is one: it deletes the pool and creates it
+    again, waiting for each task (resourceK8sV2Update in G-Core/terraform-provider-gcore v0.34.3)."""
+    flavor = "bm3-ai-1xlarge-a100-80-8"
+    dev.write_stack_file({**APPLIED, "gpu-autoscaling:gpuPool.flavor": flavor})
     dev.preview(diff=True)
     (event,) = [e for e in dev.events if e["type"] == "gcore:index/k8sv2:K8sv2"]
     assert (event["op"], event["diffs"]) == ("update", ["pools"])
     step = cluster_step(preview_json(dev, workdir, "flavor"))
-    assert gpu_pool_change(step) == {"flavorId": ("bm3-ai-1xlarge-h100-80-8", "bm3-ai-1xlarge-a100-80-8")}
+    assert gpu_pool_change(step) == {"flavorId": ("bm3-ai-1xlarge-h100-80-8", flavor)}
     blocked = guard(workdir / "flavor.json")
     assert blocked.returncode == 1 and "flavorId" in blocked.stdout + blocked.stderr
-    dev.write_stack_file(APPLIED)  # back to the deployed state
+    gcore_api.set_behaviour(workdir / "dev" / "gcore-api", gcore_api.Behaviour(new_seconds=1, running_seconds=2))
+    since = len(gcore_api.requests_log(workdir / "dev" / "gcore-api"))
+    APPLIED["gpu-autoscaling:gpuPool.flavor"] = flavor
+    dev.write_stack_file(APPLIED)
+    with timer.phase("up (flavor: the pool recreated)"):
+        dev.up()
+    gcore_api.set_behaviour(workdir / "dev" / "gcore-api", gcore_api.Behaviour())
+    pools = "/cloud/v2/k8s/clusters/1/76/gpu-dev/pools"
+    calls = [c for c in api_calls(workdir, since) if not c.startswith("GET /cloud/v1/tasks/")]
+    assert [c for c in calls if not c.startswith("GET")] == [
+        f"POST {pools}/check_limits", f"DELETE {pools}/gpu", f"POST {pools}"], calls
+    polls = [c for c in api_calls(workdir, since) if c.startswith("GET /cloud/v1/tasks/")]
+    assert len(polls) >= 2 * 2  # each task polled (once a second) until it FINISHED three seconds later
+    pool = next(p for p in gcore_api.read_cluster(workdir / "dev" / "gcore-api", "gpu-dev")["pools"]
+                if p["name"] == "gpu")
+    assert pool["flavor_id"] == flavor
 
 
 # --- a consumer stack, through a real StackReference ---------------------------------------------------------------
@@ -247,15 +292,15 @@ def test_a_consumer_stack_reads_the_outputs_through_a_stack_reference(dev: Local
 
 def test_destroy_deletes_the_cluster_and_leaves_nothing_in_the_state(dev: LocalStack, kube: Kube, workdir: Path,
                                                                     timer: Timer) -> None:
-    """Every in-cluster resource is `deletedWith` the cluster: destroy deletes the Gcore cluster (the stand-in then
-    stops the local control plane that stands for it, as Gcore deletes everything in a cluster) and nothing one by
+    """Every in-cluster resource is `deletedWith` the cluster: destroy deletes the Gcore cluster (the API emulator
+    then stops the local control plane that stands for it, as Gcore deletes everything in a cluster) and nothing one by
     one. That the objects themselves delete cleanly is shown where they are deleted one by one: the consumer's
     destroy above and the existing-cluster tests (e2e/test_existing_cluster.py)."""
     with timer.phase("destroy"):
         changes = dev.destroy().summary.resource_changes
     assert timer.phases["destroy"] < 120
     assert changes.get("delete", 0) > 0
-    assert not list((workdir / "dev" / "gcore-api").rglob("*.json"))  # the cluster is gone from the fake API
+    assert not list((workdir / "dev" / "gcore-api" / "clusters").iterdir())  # the cluster is gone from the API
     assert not kube.kubeconfig.exists()  # and the local control plane with it
     deployment = json.loads(json.dumps(dev.stack.export_stack().deployment))
     assert [r["type"] for r in deployment.get("resources", [])] == []

@@ -1,13 +1,13 @@
 """The Gcore package as the real toolchain produces it: its Pulumi schema and its generated Python SDK.
 
-    python -m realengine.gcore_sdk            # regenerate the schema fixtures (tests/fixtures/gcore) and sdks/gcore
+    python -m realengine.gcore_sdk            # regenerate the schema fixture (tests/fixtures/gcore) and sdks/gcore
     python -m realengine.gcore_sdk --check    # exit 1 if either differs from what the toolchain produces now
 
 `pulumi package get-schema terraform-provider -- g-core/gcore <version>` is what `pulumi install` runs for
 Pulumi.yaml's `packages: gcore` entry: the Any Terraform Provider (built from pulumi-terraform-bridge) asks the
-Terraform provider for its schema over the Terraform plugin protocol and maps it to a Pulumi package. Here the
-Terraform provider is toolchain/gcore-fake, which serves the schemas of terraform-provider-gcore at that version as
-read from its source; the mapping, the names and the generated code are the real bridge's and the real codegen's.
+Terraform provider for its schema over the Terraform plugin protocol and maps it to a Pulumi package. The Terraform
+provider is terraform-provider-gcore at that version, built from its source by the toolchain; the mapping, the
+names and the generated code are the real bridge's and the real codegen's.
 """
 
 from __future__ import annotations
@@ -40,16 +40,6 @@ FIXTURES = ROOT / "tests" / "fixtures" / "gcore"
 def schema_fixture() -> Path:
     """The Pulumi schema of the package, as `pulumi package get-schema` prints it."""
     return FIXTURES / f"pulumi-schema-v{gcore_package()[1]}.json"
-
-
-def terraform_fixture() -> Path:
-    """The Terraform schemas of the resources the program uses, as toolchain/gcore-fake read them from the source."""
-    return FIXTURES / f"terraform-schema-v{gcore_package()[1]}.json"
-
-
-def terraform_schema(tc: Toolchain) -> str:
-    return subprocess.run([str(tc.bin / "terraform-provider-gcore"), "-print-schema"], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def get_schema(tc: Toolchain) -> dict[str, object]:
@@ -88,15 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     schema = get_schema(tc)
     text = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     fixture = schema_fixture()
-    tf_text = terraform_schema(tc)
     with tempfile.TemporaryDirectory() as tmp:
         schema_file = Path(tmp) / "schema.json"
         schema_file.write_text(text)
         generated = Path(tmp) / "sdk"
         generate_sdk(tc, schema_file, generated)
         if args.check:
-            stale = [str(path.relative_to(ROOT)) for path, want in ((fixture, text), (terraform_fixture(), tf_text))
-                     if not path.exists() or path.read_text() != want]
+            stale = [str(fixture.relative_to(ROOT))] if not fixture.exists() or fixture.read_text() != text else []
             if SDK_DIR.exists():
                 stale += [f"sdks/gcore/{p}" for p in differences(generated, SDK_DIR)]
             else:
@@ -108,7 +96,6 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if stale else 0
         fixture.parent.mkdir(parents=True, exist_ok=True)
         fixture.write_text(text)
-        terraform_fixture().write_text(tf_text)
         subprocess.run(["rm", "-rf", str(SDK_DIR)], check=True)
         SDK_DIR.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["cp", "-r", str(generated), str(SDK_DIR)], check=True)

@@ -5,9 +5,10 @@
     python -m realengine.preview dev --set gpu-autoscaling:gpuPool.maxNodes=3
     python -m realengine.preview dev --base origin/main   # what this checkout changes against a base revision
 
-Without `--base`: a fresh stack in a temporary file backend, so everything is a create; the Gcore provider is the
-stand-in of toolchain/gcore-fake, and the cluster's kubeconfig is unknown until the cluster exists, so
-pulumi-kubernetes previews the in-cluster resources from their inputs alone.
+Without `--base`: a fresh stack in a temporary file backend, so everything is a create; the real Gcore provider is
+pointed at a Gcore API emulator on loopback (realengine/gcore_api.py), so nothing reaches Gcore, and the cluster's
+kubeconfig is unknown until the cluster exists, so pulumi-kubernetes previews the in-cluster resources from their
+inputs alone.
 
 With `--base REF`: the diff a pull request makes. A local control plane stands for the cluster
 (realengine/cluster.py); the base revision's own code (a git worktree) runs `pulumi up` of the stack into it, then
@@ -30,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from realengine import gcore_api
 from realengine.stack import local_stack
 from realengine.toolchain import ENGINE, ROOT, ToolchainMissing, bin_dir, prepare
 
@@ -70,11 +72,12 @@ def run(stack: str, overrides: dict[str, Any], json_out: Path | None, workdir: P
     except ToolchainMissing as exc:
         print(f"preview: {exc}", file=sys.stderr)
         return 2
-    env: dict[str, str] = {}
     if kubeconfig is not None and workdir is not None:
-        env = {"GCORE_FAKE_API_DIR": str(workdir / "gcore-api"), "GCORE_FAKE_KUBECONFIG": str(kubeconfig)}
         overrides = {"gpu-autoscaling:charts.mirror": str(charts), **overrides}
-    with local_stack(stack, tc, overrides=overrides, secrets=dummy_secrets(stack), workdir=workdir, env=env) as ls:
+    with tempfile.TemporaryDirectory(prefix="gcore-api-") as tmp, \
+            gcore_api.serving(workdir / "gcore-api" if workdir else Path(tmp), kubeconfig) as endpoint, \
+            local_stack(stack, tc, overrides=overrides, secrets=dummy_secrets(stack), workdir=workdir,
+                        env=gcore_api.provider_env(endpoint)) as ls:
         try:
             if apply:
                 ls.up(on_output=printer)

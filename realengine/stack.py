@@ -1,20 +1,24 @@
-"""Run this repository's `__main__.py` on the real Pulumi engine, for one stack, in a throw-away workspace.
+"""Run this repository's `__main__.py` on the real Pulumi engine, for one stack, in a throw-away project directory.
 
-The program runs through the Python SDK's own language server (pulumi.automation, an inline program that the CLI
-reaches with `--client`): the standalone Python language host is a module the Go proxy does not serve, and the
-language server is the SDK's supported way to run a program without it. Everything else is what `pulumi up` on a
-user's machine runs: the CLI's engine, pulumi-resource-kubernetes, the Any Terraform Provider with the Gcore
-provider behind it (a fake API, see toolchain/gcore-fake), the SDK generated for it (sdks/gcore), a file backend
-and the passphrase secrets provider.
+The CLI runs `pulumi preview` / `up` / `destroy` in the project directory, as a user types them, and starts the
+program through the real Python language host (pulumi-language-python beside the CLI, toolchain/pins.toml) with the
+virtualenv Pulumi.yaml names. The Automation API's local-program mode (a workspace on that directory, no inline
+program) only types the commands and reads their event log. The providers are the toolchain's:
+pulumi-resource-kubernetes, the Any Terraform Provider with the real Gcore provider behind it (pointed at the
+Gcore API emulator, realengine/gcore_api.py), the SDK generated for it (sdks/gcore, installed in the
+virtualenv); a file backend and the passphrase secrets provider.
 
-The stack file is copied into the workspace, optionally changed (`overrides`, dotted stack-file paths), so a test
-can preview "the same stack with maxNodes 3" without touching the repository's files.
+The project directory holds a copy of Pulumi.yaml, the stack file (copied, optionally changed: `overrides`, dotted
+stack-file paths, so a test can preview "the same stack with maxNodes 3" without touching the repository's
+files), and symlinks to the program's `__main__.py` and to the virtualenv these tools run in (the repository's
+.venv) under the name Pulumi.yaml gives it. PYTHONPATH names the checkout, whose packages the program imports (in
+the repository root, where a user runs it, they are beside `__main__.py`): with `--base`, the base revision's
+checkout (realengine/preview.py).
 """
 
 from __future__ import annotations
 
 import copy
-import runpy
 import shutil
 import sys
 import tempfile
@@ -26,25 +30,45 @@ from typing import Any
 
 import yaml
 
-from realengine.toolchain import ROOT, Toolchain
+from realengine.toolchain import ROOT, Toolchain, ToolchainMissing
 
-SDKS = ROOT / "sdks"
-PROJECT = "gpu-autoscaling"
-#: A token that no API would accept; the Gcore provider behind the bridge is a fake and never sends it anywhere.
+#: A token that no API would accept; the Gcore provider sends it only to the Gcore API emulator.
 DUMMY_TOKEN = "fake-token-for-local-previews"
+#: The file a `prelude` runs the program from (not `program.py`: the program imports a package of that name).
+UNPATCHED_MAIN = "_main_unpatched.py"
 
 
-def program_path() -> list[str]:
-    """sys.path entries the program needs: the repository (its packages) and the generated Gcore SDK."""
-    return [str(ROOT), str(SDKS / "gcore")]
+def project_dir(src: Path, work: Path, prelude: str = "") -> None:
+    """Make `work` a project directory of the program in `src`: its Pulumi.yaml, its `__main__.py` and, under the
+    name Pulumi.yaml gives it, the virtualenv this process runs in (.venv, which scripts/test.sh makes).
 
-
-def run_program() -> None:
-    """The inline program: exactly the repository's `__main__.py`, as the Python language host would run it."""
-    for entry in reversed(program_path()):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
-    runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
+    `prelude`: Python run in the program's process before the program (a test switching a rule off)."""
+    runtime = yaml.safe_load((src / "Pulumi.yaml").read_text()).get("runtime")
+    options = (runtime.get("options") or {}) if isinstance(runtime, dict) else {}
+    venv_name = options.get("virtualenv")
+    if options.get("toolchain", "pip") != "pip" or not isinstance(venv_name, str):
+        raise ToolchainMissing(
+            f"{src / 'Pulumi.yaml'}: runtime.options is {options!r}; the real engine runs the program in the "
+            "repository's virtualenv, so it needs `toolchain: pip` and `virtualenv: <dir>` (this project: .venv)")
+    venv = Path(sys.prefix)
+    if sys.prefix == sys.base_prefix:
+        raise ToolchainMissing(f"{sys.executable} is not a virtualenv's; run this with .venv/bin/python (bash "
+                               "scripts/test.sh makes .venv)")
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "Pulumi.yaml", work / "Pulumi.yaml")
+    links = {venv_name: venv}
+    if prelude:
+        links[UNPATCHED_MAIN] = src / "__main__.py"
+        (work / "__main__.py").write_text(
+            f"{prelude}\n\nimport pathlib\nimport runpy\n\n"
+            f"runpy.run_path(str(pathlib.Path(__file__).with_name({UNPATCHED_MAIN!r})), run_name='__main__')\n")
+    else:
+        links["__main__.py"] = src / "__main__.py"
+    for name, target in links.items():
+        link = work / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
@@ -131,10 +155,20 @@ class LocalStack:
         current.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
+def open_stack(name: str, work: Path, toolchain: Toolchain, env: Mapping[str, str]) -> Any:
+    """The Automation API's local-program workspace on the project directory `work`, stack `name` in it."""
+    from pulumi import automation as auto
+
+    opts = auto.LocalWorkspaceOptions(
+        work_dir=str(work), pulumi_home=str(toolchain.home), env_vars=dict(env),
+        pulumi_command=auto.PulumiCommand(root=str(toolchain.bin.parent), skip_version_check=True))
+    return auto.create_or_select_stack(name, work_dir=str(work), opts=opts)
+
+
 @contextmanager
 def local_stack(name: str, toolchain: Toolchain, *, overrides: Mapping[str, Any] | None = None,
                 secrets: Mapping[str, str] | None = None, workdir: Path | None = None,
-                env: Mapping[str, str] | None = None, keep: bool = False) -> Iterator[LocalStack]:
+                env: Mapping[str, str] | None = None, keep: bool = False, prelude: str = "") -> Iterator[LocalStack]:
     """A fresh stack `name` with the repository's stack file (plus `overrides`) and dummy secret values."""
     from pulumi import automation as auto
 
@@ -142,22 +176,11 @@ def local_stack(name: str, toolchain: Toolchain, *, overrides: Mapping[str, Any]
     work = workdir or Path(tempfile.mkdtemp(prefix=f"real-{name}-"))
     backend = work / "backend"
     backend.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
-    envvars = {**toolchain.env(backend), **(env or {})}
+    project_dir(ROOT, work, prelude)
+    envvars = {**toolchain.env(backend), "PYTHONPATH": str(ROOT), **(env or {})}
     ls = LocalStack(name, toolchain, work, None, base_overrides=dict(overrides or {}))
     ls.write_stack_file()
-    ws = auto.LocalWorkspace(
-        work_dir=str(work),
-        pulumi_home=str(toolchain.home),
-        env_vars=envvars,
-        program=run_program,
-        pulumi_command=auto.PulumiCommand(root=str(toolchain.bin.parent), skip_version_check=True),
-    )
-    ls.stack = auto.create_or_select_stack(name, project_name=PROJECT, program=run_program, work_dir=str(work),
-                                          opts=auto.LocalWorkspaceOptions(
-                                              work_dir=str(work), pulumi_home=str(toolchain.home),
-                                              env_vars=envvars,
-                                              pulumi_command=ws.pulumi_command))
+    ls.stack = open_stack(name, work, toolchain, envvars)
     config = {"gcore:permanentApiToken": DUMMY_TOKEN, **{f"secrets:{k}": v for k, v in (secrets or {}).items()}}
     ls.stack.set_all_config({k: auto.ConfigValue(v, secret=True) for k, v in config.items()})
     try:

@@ -40,7 +40,7 @@ def stamp(name: str) -> str:
 
 
 #: What a real preview needs; the control plane and KEDA are only needed by the end-to-end tests.
-ENGINE = ("pulumi", "pulumi-kubernetes", "terraform-bridge", "gcore-fake")
+ENGINE = ("pulumi", "pulumi-language-python", "pulumi-kubernetes", "terraform-bridge", "gcore")
 
 
 def bin_dir(only: tuple[str, ...] = ENGINE) -> Path:
@@ -106,7 +106,7 @@ def prepare(bindir: Path | None = None) -> Toolchain:
     # The Any Terraform Provider finds `g-core/gcore 0.34.3` in its plugin cache before it would download it
     # (pulumi-terraform-bridge v3.120.0, dynamic/internal/shim/run/loader.go: getProviderServer); the cache has
     # OpenTofu's layout (<host>/<namespace>/<type>/<version>/<os>_<arch>/terraform-provider-<type>_v<version>).
-    gcore_version = str(pins()["gcore-fake"]["version"]).lstrip("v")
+    gcore_version = str(pins()["gcore"]["version"]).lstrip("v")
     target = (home / "dynamic_tf_plugins" / GCORE_REGISTRY / GCORE_SOURCE / gcore_version / "linux_amd64"
               / f"terraform-provider-gcore_v{gcore_version}")
     target.parent.mkdir(parents=True, exist_ok=True)

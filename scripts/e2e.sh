@@ -4,7 +4,8 @@
 #
 #   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, consumer, destroy; existing clusters;
 #                                     # bad input against the real server; two GPU pools under the real scheduler;
-#                                     # the GPU-ready gate (real kubectl; the stand-in autoscaler gated and not)
+#                                     # the GPU-ready gate (real kubectl; the stand-in autoscaler gated and not);
+#                                     # the real Gcore provider's refusals and the recovery runbook (API emulator)
 #   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
 #   bash scripts/e2e.sh serving       # the serving profile through the same chain (E2E_OUT: serving-timeline.json)
 #   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
@@ -21,7 +22,7 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then suite="$1"; shift; fi
 [ "${1:-}" = "--" ] && shift
 case "$suite" in
   lifecycle) files=(e2e/test_preview.py e2e/test_pools.py e2e/test_gpu_gate.py e2e/test_lifecycle.py e2e/test_existing_cluster.py
-             e2e/test_prod.py e2e/test_bad_input.py) ;;
+             e2e/test_prod.py e2e/test_bad_input.py e2e/test_gcore_provider.py) ;;
   autoscaling) files=(e2e/test_autoscaling.py) ;;
   serving) files=(e2e/test_serving_chain.py) ;;
   *) echo "e2e: unknown suite '$suite' (lifecycle, autoscaling or serving)" >&2; exit 2 ;;

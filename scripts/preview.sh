@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A real `pulumi preview --diff` of a stack, offline: the real Pulumi engine and providers built by
-# scripts/toolchain.sh, a local file backend, a passphrase secrets provider, and nothing reaching a network (it
-# runs in a network namespace with only loopback: scripts/lib-netns.sh).
+# A real `pulumi preview --diff` of a stack, offline: the real Pulumi CLI runs it in a project directory with
+# Pulumi.yaml and the stack file, and its Python language host runs __main__.py in .venv (realengine/stack.py); the
+# engine, host and providers are built by scripts/toolchain.sh; a local file backend, a passphrase secrets
+# provider, and nothing reaching a network (a network namespace with only loopback: scripts/lib-netns.sh).
 #
 #   bash scripts/preview.sh dev
 #   bash scripts/preview.sh prod --json preview-prod.json    # also the engine's JSON, for delivery.guard

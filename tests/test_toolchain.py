@@ -4,7 +4,9 @@ naming the module the proxy refused). None of this builds anything: cold builds 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,9 +41,25 @@ def components() -> list[build.Component]:
 
 def test_each_pin_is_the_version_its_wrapper_requires(components: list[build.Component]) -> None:
     for c in components:
-        if c.name == "gcore-fake":
-            continue  # the fake reads that module's source; it does not require it (see its go.mod)
-        assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
+        rev = {m.module: m.rev for m in c.mirror}.get(c.module)
+        if rev is not None and not rev.startswith("v"):
+            # An untagged module, at a commit: the wrapper requires the placeholder of a folder replace, so that
+            # the version comes from the pin's rev alone (a mirror folder, or `go get module@rev`).
+            assert re.fullmatch(r"v\d+\.0\.0-00010101000000-000000000000",
+                                required_version(c.wrapper_dir / "go.mod", c.module)), c.name
+        else:
+            assert required_version(c.wrapper_dir / "go.mod", c.module) == c.version, c.name
+
+
+def test_the_language_host_is_built_against_the_clis_release(components: list[build.Component]) -> None:
+    by = {c.name: c for c in components}
+    host, cli = by["pulumi-language-python"], by["pulumi"]
+    assert host.version == cli.version and host.ldflags == cli.ldflags[:1]
+    for lib in ("github.com/pulumi/pulumi/pkg/v3", "github.com/pulumi/pulumi/sdk/v3"):
+        assert required_version(host.wrapper_dir / "go.mod", lib) == cli.version, lib
+    # The CLI finds the host and its executor script beside itself (pulumi/pulumi sdk/python/cmd/pulumi-language-
+    # python/main.go runs `pulumi-language-python-exec`).
+    assert host.outputs == ("pulumi-language-python", "pulumi-language-python-exec")
 
 
 def test_every_wrapper_commits_its_go_sum(components: list[build.Component]) -> None:
@@ -62,8 +80,9 @@ def test_python_sdk_pins_match_the_engine_and_providers(components: list[build.C
 
 def test_the_gcore_provider_is_the_version_pulumi_yaml_names(components: list[build.Component]) -> None:
     gcore = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["packages"]["gcore"]
-    fake = next(c for c in components if c.name == "gcore-fake")
-    assert gcore["parameters"] == ["g-core/gcore", fake.version.lstrip("v")]
+    for provider in (c for c in components if c.name == "gcore"):
+        assert gcore["parameters"] == ["g-core/gcore", provider.version.lstrip("v")], provider.name
+        assert provider.binaries == ("terraform-provider-gcore",)  # the bridge names the package after the binary
 
 
 def test_the_control_plane_is_the_minor_the_stacks_run() -> None:
@@ -112,7 +131,7 @@ def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_p
     for c in comps:
         out = tmp_path / f"{c.name}-{c.version}-{build.cache_key(c, gover)}"
         (out / "bin").mkdir(parents=True)
-        for b in c.binaries:
+        for b in c.outputs:
             (out / "bin" / b).write_text("#!/bin/sh\n")
         (out / ".complete").write_text("{}\n")
 
@@ -125,7 +144,12 @@ def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_p
     assert build.main(["--cache", str(tmp_path)]) == 0
     bindir = Path(lines[-1])
     assert bindir.name == "bin" and bindir.parent.parent == tmp_path
-    assert sorted(p.name for p in bindir.iterdir()) == sorted(b for c in comps for b in c.binaries)
+    assert sorted(p.name for p in bindir.iterdir()) == sorted({b for c in comps for b in c.outputs})
+    # Hard links: the CLI finds its language host beside its own path, symlinks resolved.
+    host = next(c for c in comps if c.name == "pulumi-language-python")
+    entry = tmp_path / f"{host.name}-{host.version}-{build.cache_key(host, gover)}" / "bin"
+    assert not (bindir / "pulumi").is_symlink()
+    assert (bindir / "pulumi-language-python").samefile(entry / "pulumi-language-python")
 
 
 def test_the_cache_key_follows_the_wrapper_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +164,111 @@ def test_the_cache_key_follows_the_wrapper_files(tmp_path: Path, monkeypatch: py
     gosum.write_text(gosum.read_text() + "\n")
     assert build.cache_key(c, "go1.26.8") != before
     assert build.cache_key(c, "go1.27.0") != build.cache_key(c, "go1.26.8")
+
+
+PIN = """
+[x]
+wrapper = "x"
+module = "example.com/x"
+version = "v1.0.0"
+packages = ["."]
+binaries = ["x"]
+"""
+
+
+def test_tags_mirror_and_scripts_are_read_from_the_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "HERE", tmp_path)  # Component.wrapper_dir is HERE / wrapper
+    (tmp_path / "x").mkdir()
+    pins = tmp_path / "pins.toml"
+    pins.write_text(PIN + """tags = ["kwok"]
+[x.mirror]
+"example.com/x" = { dir = "x-1.0.0", rev = "0123456789ab" }
+"example.com/x/apis" = { dir = "x-1.0.0/apis", rev = "0123456789ab" }
+[x.scripts]
+"x-exec" = { module = "example.com/sdk", path = "cmd/x-exec" }
+""")
+    (c,) = build.load_pins(pins)
+    assert c.tags == ("kwok",)
+    assert c.mirror == (build.Mirrored("example.com/x", "x-1.0.0", "0123456789ab"),
+                        build.Mirrored("example.com/x/apis", "x-1.0.0/apis", "0123456789ab"))
+    assert c.outputs == ("x", "x-exec")
+    plain = build.Component(**{**c.__dict__, "tags": (), "mirror": (), "scripts": ()})
+    keys = {build.cache_key(v, "go1.26.8") for v in (c, plain, build.Component(**{**plain.__dict__, "tags": c.tags}),
+                                                     build.Component(**{**plain.__dict__, "mirror": c.mirror}),
+                                                     build.Component(**{**plain.__dict__, "scripts": c.scripts}))}
+    assert len(keys) == 5  # each of them decides the binaries, so each is part of the cache key
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ('tags = "kwok"\n', "tags = 'kwok'"),
+    ('[x.mirror]\n"example.com/x" = { dir = "x-1.0.0" }\n', "mirror.'example.com/x'"),
+    ('[x.mirror]\n"example.com/x" = { dir = "../x", rev = "v1.0.0" }\n', "dir = '../x'"),
+    ('[x.scripts]\n"x-exec" = { module = "", path = "cmd/x-exec" }\n', "scripts.'x-exec'"),
+])
+def test_a_bad_pin_field_is_named_with_its_value(tmp_path: Path, extra: str, named: str) -> None:
+    pins = tmp_path / "pins.toml"
+    pins.write_text(PIN + extra)
+    with pytest.raises(build.ToolchainError, match=re.escape(named)) as err:
+        build.load_pins(pins)
+    assert "[x]" in str(err.value) and "expected" in str(err.value)
+
+
+def test_the_mirror_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "DEFAULT_MIRROR", tmp_path)
+    monkeypatch.delenv("GO_SOURCE_MIRROR", raising=False)
+    assert build.source_mirror() == tmp_path  # unset: the default beside the checkout, when it exists
+    monkeypatch.setattr(build, "DEFAULT_MIRROR", tmp_path / "absent")
+    assert build.source_mirror() is None
+    monkeypatch.setenv("GO_SOURCE_MIRROR", "")
+    monkeypatch.setattr(build, "DEFAULT_MIRROR", tmp_path)
+    assert build.source_mirror() is None  # set empty: the proxy, even where the default exists
+    monkeypatch.setenv("GO_SOURCE_MIRROR", str(tmp_path / "nope"))
+    with pytest.raises(build.ToolchainError, match="GO_SOURCE_MIRROR=.*nope.*not a directory"):
+        build.source_mirror()
+
+
+def mirrored(tmp_path: Path) -> build.Component:
+    pins = tmp_path / "pins.toml"
+    pins.write_text(PIN + """[x.mirror]
+"example.com/x" = { dir = "x-1.0.0", rev = "v1.0.0" }
+"example.com/x/apis" = { dir = "x-1.0.0/apis", rev = "v1.0.0" }
+""")
+    return build.load_pins(pins)[0]
+
+
+@pytest.mark.subprocess
+def test_a_read_only_mirror_is_built_from_a_writable_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mirror = tmp_path / "mirror"
+    (mirror / "x-1.0.0" / "apis").mkdir(parents=True)
+    (mirror / "x-1.0.0" / "go.mod").write_text("module example.com/x\n")
+    (mirror / "x-1.0.0" / "apis" / "go.mod").write_text("module example.com/x/apis\n")
+    for p in [*mirror.rglob("*")][::-1]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "go.mod").write_text("module example.com/w\n\ngo 1.26.0\n")
+    monkeypatch.setenv("GO_SOURCE_MIRROR", str(mirror))
+    env = dict(os.environ, GOFLAGS="-mod=readonly")
+    build.use_mirror(mirrored(tmp_path), src, tmp_path / "build", env, tmp_path / "log")
+    gomod = (src / "go.mod").read_text()
+    assert f"example.com/x => {tmp_path}/build/mirror/x-1.0.0\n" in gomod
+    assert f"example.com/x/apis => {tmp_path}/build/mirror/x-1.0.0/apis\n" in gomod
+    copy = tmp_path / "build" / "mirror" / "x-1.0.0"
+    assert all(p.stat().st_mode & 0o200 for p in [copy, *copy.rglob("*")])  # one copy, writable (root ignores bits)
+    assert env["GOFLAGS"] == "-mod=readonly"  # go.sum stays as committed
+    (mirror / "x-1.0.0").chmod(0o755)
+    (mirror / "x-1.0.0" / "apis").chmod(0o755)
+    shutil.rmtree(mirror / "x-1.0.0" / "apis")
+    with pytest.raises(build.ToolchainError, match=r"x-1\.0\.0/apis, which does not exist.*GO_SOURCE_MIRROR empty"):
+        build.use_mirror(mirrored(tmp_path), src, tmp_path / "build2", env, tmp_path / "log")
+
+
+def test_without_a_mirror_the_proxy_serves_and_the_checksum_database_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GO_SOURCE_MIRROR", "")
+    calls: list[tuple[list[str], str]] = []
+    monkeypatch.setattr(build, "run_go", lambda args, cwd, env, log: calls.append((args, env["GOFLAGS"])))
+    env = {"GOFLAGS": "-mod=readonly"}
+    build.use_mirror(mirrored(tmp_path), tmp_path, tmp_path, env, tmp_path / "log")
+    assert calls == [(["get", "example.com/x@v1.0.0"], "-mod=mod"), (["get", "example.com/x/apis@v1.0.0"], "-mod=mod")]
+    assert env["GOFLAGS"] == "-mod=mod"  # the build that follows may add (checked) go.sum lines

@@ -9,6 +9,10 @@ cache, times each build and names the module the proxy refused.
     python3 toolchain/build.py --check    # exit 0 if everything is built (builds nothing), 1 otherwise
     python3 toolchain/build.py --only pulumi,pulumi-kubernetes
 
+A few modules the Go module proxy of some machines refuses (403) are built from a local source mirror instead:
+`GO_SOURCE_MIRROR` (default: shared/reference/src beside the checkout, when it exists), one folder per module as
+the pin's `mirror` table names it. Without a mirror, those modules come from the proxy like every other one.
+
 Standard library only: it runs before the repository's virtualenv exists.
 """
 
@@ -31,9 +35,30 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "pins.toml"
+#: Where the source mirror is when GO_SOURCE_MIRROR is unset: shared/reference/src beside the checkout.
+DEFAULT_MIRROR = HERE.parent.parent / "shared" / "reference" / "src"
 #: Bumped when this script changes how it builds, so old cache entries are not reused.
 BUILDER_VERSION = "1"
 DEFAULT_CACHE = Path.home() / ".cache" / "gpu-autoscaling-toolchain"
+
+
+@dataclass(frozen=True)
+class Mirrored:
+    """A module built from a folder of the source mirror (`dir`, relative to it) when there is one, and otherwise
+    fetched through the proxy at `rev` (a tag or a commit: untagged modules have no version to require)."""
+
+    module: str
+    dir: str
+    rev: str
+
+
+@dataclass(frozen=True)
+class Script:
+    """A file of a module of the build list copied beside the binaries, executable (a language host's helper)."""
+
+    name: str
+    module: str
+    path: str
 
 
 class ToolchainError(Exception):
@@ -53,10 +78,40 @@ class Component:
     copy_main: str | None = None
     generate: tuple[tuple[str, ...], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    mirror: tuple[Mirrored, ...] = ()
+    scripts: tuple[Script, ...] = ()
 
     @property
     def wrapper_dir(self) -> Path:
         return HERE / self.wrapper
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Every file the entry puts in the bin directory: its binaries, then its scripts."""
+        return self.binaries + tuple(s.name for s in self.scripts)
+
+
+def _strings(path: Path, name: str, key: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ToolchainError(f"{path}: [{name}] {key} = {value!r}: expected a list of non-empty strings, "
+                             f"such as {key} = [\"kwok\"]")
+    return tuple(value)
+
+
+def _table(path: Path, name: str, key: str, value: object, fields: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """A pin's `[name.key]` table of `"<id>" = { field = "...", ... }` rows, every field a non-empty string."""
+    example = ", ".join(f'{f} = "..."' for f in fields)
+    if not isinstance(value, dict):
+        raise ToolchainError(f"{path}: [{name}] {key} = {value!r}: expected a table of {{ {example} }} rows")
+    for ident, row in value.items():
+        if not isinstance(row, dict) or sorted(row) != sorted(fields) or not all(
+                isinstance(v, str) and v for v in row.values()):
+            raise ToolchainError(f"{path}: [{name}] {key}.{ident!r} = {row!r}: expected {{ {example} }}")
+        if key == "mirror" and (Path(row["dir"]).is_absolute() or ".." in Path(row["dir"]).parts):
+            raise ToolchainError(f"{path}: [{name}] mirror.{ident!r} dir = {row['dir']!r}: a folder inside the "
+                                 "mirror is expected (relative, without ..), such as \"gcorelabscloud-go-v0.29.5\"")
+    return value
 
 
 def load_pins(path: Path = PINS) -> list[Component]:
@@ -85,6 +140,11 @@ def load_pins(path: Path = PINS) -> list[Component]:
                 copy_main=entry.get("copy_main"),
                 generate=tuple(tuple(cmd) for cmd in entry.get("generate", [])),
                 env=dict(entry.get("env", {})),
+                tags=_strings(path, name, "tags", entry.get("tags", [])),
+                mirror=tuple(Mirrored(mod, **row) for mod, row in
+                             _table(path, name, "mirror", entry.get("mirror", {}), ("dir", "rev")).items()),
+                scripts=tuple(Script(script, **row) for script, row in
+                              _table(path, name, "scripts", entry.get("scripts", {}), ("module", "path")).items()),
             )
         )
     return out
@@ -100,8 +160,16 @@ def go_version() -> str:
 def cache_key(c: Component, gover: str) -> str:
     """Hash of everything that decides the binaries: the pin, the wrapper's files, Go's version, this builder."""
     h = hashlib.sha256()
-    h.update(json.dumps([BUILDER_VERSION, gover, c.module, c.version, c.stamp, c.packages, c.binaries, c.ldflags,
-                         c.copy_main, c.generate, sorted(c.env.items())]).encode())
+    fields: list[object] = [BUILDER_VERSION, gover, c.module, c.version, c.stamp, c.packages, c.binaries, c.ldflags,
+                            c.copy_main, c.generate, sorted(c.env.items())]
+    # Appended only when set, so that the entries without them keep the keys they were built under.
+    if c.tags:
+        fields.append(["tags", c.tags])
+    if c.mirror:
+        fields.append(["mirror", [(m.module, m.dir, m.rev) for m in c.mirror]])
+    if c.scripts:
+        fields.append(["scripts", [(s.name, s.module, s.path) for s in c.scripts]])
+    h.update(json.dumps(fields).encode())
     for f in sorted(c.wrapper_dir.iterdir()):
         if f.is_file():
             h.update(f.name.encode())
@@ -141,6 +209,49 @@ def module_dir(mod_at_version: str, cwd: Path, env: dict[str, str], log: Path) -
     return str(json.loads(out)["Dir"])
 
 
+def source_mirror() -> Path | None:
+    """The source mirror: GO_SOURCE_MIRROR (empty: none, use the proxy), else DEFAULT_MIRROR if it exists."""
+    value = os.environ.get("GO_SOURCE_MIRROR")
+    if value is None:
+        return DEFAULT_MIRROR if DEFAULT_MIRROR.is_dir() else None
+    if not value:
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise ToolchainError(f"GO_SOURCE_MIRROR={value!r} is not a directory; point it at the source mirror, or set "
+                             "it empty to fetch every module through the Go module proxy")
+    return root
+
+
+def use_mirror(c: Component, src: Path, tmp: Path, env: dict[str, str], log: Path) -> None:
+    """Make the build directory `src` use c.mirror's modules: from writable copies of the mirror's folders (the
+    mirror itself may be read-only), or, without a mirror, through the proxy."""
+    root = source_mirror()
+    if root is None:
+        # The wrapper's go.sum has no lines for these modules (it was tidied against the mirror, whose folders are
+        # trimmed and so hash differently from the published module). `go get` resolves each at its rev through
+        # the proxy and checks it against the checksum database (GOSUMDB, sum.golang.org unless the user turned
+        # it off), and -mod=mod lets the build write the lines it needs, equally checked, into this copy's go.sum.
+        env["GOFLAGS"] = "-mod=mod"
+        for m in c.mirror:
+            run_go(["get", f"{m.module}@{m.rev}"], src, env, log)
+        return
+    copies = tmp / "mirror"
+    for m in c.mirror:
+        if not (root / m.dir).is_dir():
+            raise ToolchainError(f"[{c.name}] mirror: {m.module} is to be built from {root / m.dir}, which does not "
+                                 f"exist; fix the folder name in {PINS.name}, or set GO_SOURCE_MIRROR empty to fetch "
+                                 f"{m.module}@{m.rev} through the Go module proxy")
+        top = Path(m.dir).parts[0]
+        if not (copies / top).exists():
+            shutil.copytree(root / top, copies / top)
+            for dirpath, _, files in os.walk(copies / top):
+                os.chmod(dirpath, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(dirpath, f), 0o644)
+        run_go(["mod", "edit", "-replace", f"{m.module}={copies / m.dir}"], src, env, log)
+
+
 def substitute(arg: str, values: dict[str, str]) -> str:
     for key, value in values.items():
         arg = arg.replace(key, value)
@@ -157,6 +268,8 @@ def build(c: Component, out: Path, gover: str) -> None:
         src = Path(tmp) / "src"
         shutil.copytree(c.wrapper_dir, src)
         (src / "tools.go").unlink(missing_ok=True)
+        if c.mirror:
+            use_mirror(c, src, Path(tmp), env, log)
         if c.copy_main:
             for f in Path(module_dir(f"{c.module}@{c.version}", src, env, log), c.copy_main).iterdir():
                 if f.is_file():
@@ -172,14 +285,20 @@ def build(c: Component, out: Path, gover: str) -> None:
             run_go(argv[1:], src, dict(env, VERSION=c.stamp), log)
         bindir = out / "bin"
         bindir.mkdir(exist_ok=True)
+        tags = ["-tags", ",".join(c.tags)] if c.tags else []
         for pkg, binary in zip(c.packages, c.binaries, strict=True):
-            run_go(["build", "-trimpath", "-ldflags", " ".join(["-s", "-w", *c.ldflags]), "-o",
+            run_go(["build", "-trimpath", *tags, "-ldflags", " ".join(["-s", "-w", *c.ldflags]), "-o",
                     str(bindir / binary), pkg], src, env, log)
+        for script in c.scripts:
+            # The version of script.module that the build list selected (the one the binaries were built with).
+            shutil.copy(Path(module_dir(script.module, src, env, log), script.path), bindir / script.name)
+            (bindir / script.name).chmod(0o755)
 
 
 def bin_dir(cache: Path, keys: dict[str, str]) -> Path:
-    """<cache>/toolchain-<digest>/bin: a `bin` of its own, the layout tools such as Pulumi's Automation API expect
-    of an installation root (PulumiCommand(root=...) runs <root>/bin/pulumi)."""
+    """<cache>/toolchain-<digest>/bin, hard links to the selected entries' outputs: a `bin` of its own, the layout
+    tools such as Pulumi's Automation API expect of an installation root (PulumiCommand(root=...) runs
+    <root>/bin/pulumi)."""
     digest = hashlib.sha256(json.dumps(sorted(keys.items())).encode()).hexdigest()[:12]
     return cache / f"toolchain-{digest}" / "bin"
 
@@ -227,12 +346,15 @@ def main(argv: list[str] | None = None) -> int:
         bdir = bin_dir(cache, keys)
         bdir.mkdir(parents=True, exist_ok=True)
         for c in comps:
-            for b in c.binaries:
+            for b in c.outputs:
                 target = cache / f"{c.name}-{c.version}-{keys[c.name]}" / "bin" / b
                 link = bdir / b
                 if link.is_symlink() or link.exists():
                     link.unlink()
-                link.symlink_to(target)
+                # A hard link, not a symlink: the CLI looks for its language hosts beside its own path with symlinks
+                # resolved (pulumi/pulumi sdk/go/common/workspace/plugins.go, GetPluginPath), which for a symlink is
+                # its own cache entry, where no host is.
+                link.hardlink_to(target)
         print(bdir)
         return 0
     except ToolchainError as exc:

@@ -6,9 +6,114 @@ import builtins as _builtins
 from . import _utilities
 import typing
 # Export this package's modules as members:
+from .ai_cluster import *
+from .baremetal import *
+from .cdn_applied_preset import *
+from .cdn_cacert import *
+from .cdn_client_config import *
+from .cdn_logs_uploader_config import *
+from .cdn_logs_uploader_policy import *
+from .cdn_logs_uploader_target import *
+from .cdn_origingroup import *
+from .cdn_originshielding import *
+from .cdn_resource import *
+from .cdn_rule import *
+from .cdn_rule_template import *
+from .cdn_sslcert import *
+from .ddos_protection import *
+from .dns_network_mapping import *
+from .dns_zone import *
+from .dns_zone_record import *
+from .faas_function import *
+from .faas_key import *
+from .faas_namespace import *
+from .fastedge_app import *
+from .fastedge_binary import *
+from .fastedge_secret import *
+from .fastedge_template import *
+from .file_share import *
+from .floatingip import *
+from .get_ai_cluster import *
+from .get_cdn_client import *
+from .get_cdn_preset import *
+from .get_cdn_shielding_location import *
+from .get_ddos_profile_template import *
+from .get_faas_function import *
+from .get_faas_key import *
+from .get_faas_namespace import *
+from .get_file_share import *
+from .get_floatingip import *
+from .get_image import *
+from .get_inference_flavor import *
+from .get_instance import *
+from .get_k8sv2 import *
 from .get_k8sv2_kubeconfig import *
+from .get_laas_hosts import *
+from .get_laas_status import *
+from .get_lblistener import *
+from .get_lbpool import *
+from .get_loadbalancer import *
+from .get_loadbalancerv2 import *
+from .get_network import *
+from .get_postgres_cluster import *
+from .get_project import *
+from .get_region import *
+from .get_reservedfixedip import *
+from .get_router import *
+from .get_secret import *
+from .get_securitygroup import *
+from .get_servergroup import *
+from .get_storage_s3 import *
+from .get_storage_s3_bucket import *
+from .get_storage_sftp import *
+from .get_storage_sftp_key import *
+from .get_subnet import *
+from .get_volume import *
+from .get_waap_domain_policy import *
+from .get_waap_security_insight_type import *
+from .get_waap_tag import *
+from .gpu_baremetal_image import *
+from .gpu_virtual_cluster import *
+from .gpu_virtual_image import *
+from .inference_deployment import *
+from .inference_secret import *
+from .instance import *
+from .instancev2 import *
 from .k8sv2 import *
+from .keypair import *
+from .laas_topic import *
+from .lblistener import *
+from .lbmember import *
+from .lbpool import *
+from .lifecyclepolicy import *
+from .loadbalancer import *
+from .loadbalancerv2 import *
+from .network import *
+from .port_allowed_address_pairs import *
+from .port_security import *
+from .postgres_cluster import *
 from .provider import *
+from .registry_credential import *
+from .reservedfixedip import *
+from .router import *
+from .secret import *
+from .securitygroup import *
+from .servergroup import *
+from .snapshot import *
+from .storage_s3 import *
+from .storage_s3_bucket import *
+from .storage_sftp import *
+from .storage_sftp_key import *
+from .subnet import *
+from .volume import *
+from .waap_advanced_rule import *
+from .waap_api_path import *
+from .waap_custom_page_set import *
+from .waap_custom_rule import *
+from .waap_domain import *
+from .waap_firewall_rule import *
+from .waap_policy import *
+from .waap_security_insight_silence import *
 from ._inputs import *
 from . import outputs
 
@@ -24,10 +129,546 @@ _utilities.register(
 [
  {
   "pkg": "gcore",
+  "mod": "index/aiCluster",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/aiCluster:AiCluster": "AiCluster"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/baremetal",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/baremetal:Baremetal": "Baremetal"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnAppliedPreset",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnAppliedPreset:CdnAppliedPreset": "CdnAppliedPreset"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnCacert",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnCacert:CdnCacert": "CdnCacert"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnClientConfig",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnClientConfig:CdnClientConfig": "CdnClientConfig"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnLogsUploaderConfig",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnLogsUploaderConfig:CdnLogsUploaderConfig": "CdnLogsUploaderConfig"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnLogsUploaderPolicy",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnLogsUploaderPolicy:CdnLogsUploaderPolicy": "CdnLogsUploaderPolicy"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnLogsUploaderTarget",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnLogsUploaderTarget:CdnLogsUploaderTarget": "CdnLogsUploaderTarget"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnOrigingroup",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnOrigingroup:CdnOrigingroup": "CdnOrigingroup"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnOriginshielding",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnOriginshielding:CdnOriginshielding": "CdnOriginshielding"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnResource",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnResource:CdnResource": "CdnResource"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnRule",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnRule:CdnRule": "CdnRule"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnRuleTemplate",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnRuleTemplate:CdnRuleTemplate": "CdnRuleTemplate"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/cdnSslcert",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/cdnSslcert:CdnSslcert": "CdnSslcert"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/ddosProtection",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/ddosProtection:DdosProtection": "DdosProtection"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/dnsNetworkMapping",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/dnsNetworkMapping:DnsNetworkMapping": "DnsNetworkMapping"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/dnsZone",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/dnsZone:DnsZone": "DnsZone"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/dnsZoneRecord",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/dnsZoneRecord:DnsZoneRecord": "DnsZoneRecord"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/faasFunction",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/faasFunction:FaasFunction": "FaasFunction"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/faasKey",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/faasKey:FaasKey": "FaasKey"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/faasNamespace",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/faasNamespace:FaasNamespace": "FaasNamespace"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/fastedgeApp",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/fastedgeApp:FastedgeApp": "FastedgeApp"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/fastedgeBinary",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/fastedgeBinary:FastedgeBinary": "FastedgeBinary"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/fastedgeSecret",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/fastedgeSecret:FastedgeSecret": "FastedgeSecret"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/fastedgeTemplate",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/fastedgeTemplate:FastedgeTemplate": "FastedgeTemplate"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/fileShare",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/fileShare:FileShare": "FileShare"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/floatingip",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/floatingip:Floatingip": "Floatingip"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/gpuBaremetalImage",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/gpuBaremetalImage:GpuBaremetalImage": "GpuBaremetalImage"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/gpuVirtualCluster",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/gpuVirtualCluster:GpuVirtualCluster": "GpuVirtualCluster"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/gpuVirtualImage",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/gpuVirtualImage:GpuVirtualImage": "GpuVirtualImage"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/inferenceDeployment",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/inferenceDeployment:InferenceDeployment": "InferenceDeployment"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/inferenceSecret",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/inferenceSecret:InferenceSecret": "InferenceSecret"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/instance",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/instance:Instance": "Instance"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/instancev2",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/instancev2:Instancev2": "Instancev2"
+  }
+ },
+ {
+  "pkg": "gcore",
   "mod": "index/k8sv2",
   "fqn": "pulumi_gcore",
   "classes": {
    "gcore:index/k8sv2:K8sv2": "K8sv2"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/keypair",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/keypair:Keypair": "Keypair"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/laasTopic",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/laasTopic:LaasTopic": "LaasTopic"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/lblistener",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/lblistener:Lblistener": "Lblistener"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/lbmember",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/lbmember:Lbmember": "Lbmember"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/lbpool",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/lbpool:Lbpool": "Lbpool"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/lifecyclepolicy",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/lifecyclepolicy:Lifecyclepolicy": "Lifecyclepolicy"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/loadbalancer",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/loadbalancer:Loadbalancer": "Loadbalancer"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/loadbalancerv2",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/loadbalancerv2:Loadbalancerv2": "Loadbalancerv2"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/network",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/network:Network": "Network"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/portAllowedAddressPairs",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/portAllowedAddressPairs:PortAllowedAddressPairs": "PortAllowedAddressPairs"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/portSecurity",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/portSecurity:PortSecurity": "PortSecurity"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/postgresCluster",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/postgresCluster:PostgresCluster": "PostgresCluster"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/registryCredential",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/registryCredential:RegistryCredential": "RegistryCredential"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/reservedfixedip",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/reservedfixedip:Reservedfixedip": "Reservedfixedip"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/router",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/router:Router": "Router"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/secret",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/secret:Secret": "Secret"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/securitygroup",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/securitygroup:Securitygroup": "Securitygroup"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/servergroup",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/servergroup:Servergroup": "Servergroup"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/snapshot",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/snapshot:Snapshot": "Snapshot"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/storageS3",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/storageS3:StorageS3": "StorageS3"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/storageS3Bucket",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/storageS3Bucket:StorageS3Bucket": "StorageS3Bucket"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/storageSftp",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/storageSftp:StorageSftp": "StorageSftp"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/storageSftpKey",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/storageSftpKey:StorageSftpKey": "StorageSftpKey"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/subnet",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/subnet:Subnet": "Subnet"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/volume",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/volume:Volume": "Volume"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapAdvancedRule",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapAdvancedRule:WaapAdvancedRule": "WaapAdvancedRule"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapApiPath",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapApiPath:WaapApiPath": "WaapApiPath"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapCustomPageSet",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapCustomPageSet:WaapCustomPageSet": "WaapCustomPageSet"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapCustomRule",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapCustomRule:WaapCustomRule": "WaapCustomRule"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapDomain",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapDomain:WaapDomain": "WaapDomain"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapFirewallRule",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapFirewallRule:WaapFirewallRule": "WaapFirewallRule"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapPolicy",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapPolicy:WaapPolicy": "WaapPolicy"
+  }
+ },
+ {
+  "pkg": "gcore",
+  "mod": "index/waapSecurityInsightSilence",
+  "fqn": "pulumi_gcore",
+  "classes": {
+   "gcore:index/waapSecurityInsightSilence:WaapSecurityInsightSilence": "WaapSecurityInsightSilence"
   }
  }
 ]

@@ -16,6 +16,229 @@ from . import _utilities
 from . import outputs
 
 __all__ = [
+    'AiClusterAttachedInterface',
+    'AiClusterInterface',
+    'AiClusterPoplarServer',
+    'AiClusterPoplarServerAddress',
+    'AiClusterPoplarServerAddressAddress',
+    'AiClusterPoplarServerSecurityGroup',
+    'AiClusterPoplarServerVolume',
+    'AiClusterSecurityGroup',
+    'AiClusterVolume',
+    'AiClusterVolumeAttachment',
+    'BaremetalAddress',
+    'BaremetalAddressNet',
+    'BaremetalInterface',
+    'BaremetalMetadata',
+    'BaremetalTimeouts',
+    'CdnClientConfigService',
+    'CdnLogsUploaderTargetConfig',
+    'CdnLogsUploaderTargetConfigFtp',
+    'CdnLogsUploaderTargetConfigHttp',
+    'CdnLogsUploaderTargetConfigHttpAppend',
+    'CdnLogsUploaderTargetConfigHttpAppendResponseAction',
+    'CdnLogsUploaderTargetConfigHttpAuth',
+    'CdnLogsUploaderTargetConfigHttpAuthConfig',
+    'CdnLogsUploaderTargetConfigHttpRetry',
+    'CdnLogsUploaderTargetConfigHttpRetryResponseAction',
+    'CdnLogsUploaderTargetConfigHttpUpload',
+    'CdnLogsUploaderTargetConfigHttpUploadResponseAction',
+    'CdnLogsUploaderTargetConfigS3Amazon',
+    'CdnLogsUploaderTargetConfigS3Gcore',
+    'CdnLogsUploaderTargetConfigS3Oss',
+    'CdnLogsUploaderTargetConfigS3Other',
+    'CdnLogsUploaderTargetConfigS3V1',
+    'CdnLogsUploaderTargetConfigSftp',
+    'CdnOrigingroupAuth',
+    'CdnOrigingroupOrigin',
+    'CdnOrigingroupOriginConfig',
+    'CdnResourceOptions',
+    'CdnResourceOptionsAllowedHttpMethods',
+    'CdnResourceOptionsBrotliCompression',
+    'CdnResourceOptionsBrowserCacheSettings',
+    'CdnResourceOptionsCors',
+    'CdnResourceOptionsCountryAcl',
+    'CdnResourceOptionsDisableProxyForceRanges',
+    'CdnResourceOptionsEdgeCacheSettings',
+    'CdnResourceOptionsFastedge',
+    'CdnResourceOptionsFastedgeOnRequestBody',
+    'CdnResourceOptionsFastedgeOnRequestHeaders',
+    'CdnResourceOptionsFastedgeOnResponseBody',
+    'CdnResourceOptionsFastedgeOnResponseHeaders',
+    'CdnResourceOptionsFetchCompressed',
+    'CdnResourceOptionsFollowOriginRedirect',
+    'CdnResourceOptionsForceReturn',
+    'CdnResourceOptionsForwardHostHeader',
+    'CdnResourceOptionsGzipOn',
+    'CdnResourceOptionsHostHeader',
+    'CdnResourceOptionsHttp3Enabled',
+    'CdnResourceOptionsIgnoreCookie',
+    'CdnResourceOptionsIgnoreQueryString',
+    'CdnResourceOptionsImageStack',
+    'CdnResourceOptionsIpAddressAcl',
+    'CdnResourceOptionsLimitBandwidth',
+    'CdnResourceOptionsProxyCacheKey',
+    'CdnResourceOptionsProxyCacheMethodsSet',
+    'CdnResourceOptionsProxyConnectTimeout',
+    'CdnResourceOptionsProxyReadTimeout',
+    'CdnResourceOptionsQueryParamsBlacklist',
+    'CdnResourceOptionsQueryParamsWhitelist',
+    'CdnResourceOptionsQueryStringForwarding',
+    'CdnResourceOptionsRedirectHttpToHttps',
+    'CdnResourceOptionsRedirectHttpsToHttp',
+    'CdnResourceOptionsReferrerAcl',
+    'CdnResourceOptionsResponseHeadersHidingPolicy',
+    'CdnResourceOptionsRewrite',
+    'CdnResourceOptionsSecureKey',
+    'CdnResourceOptionsSlice',
+    'CdnResourceOptionsSni',
+    'CdnResourceOptionsStale',
+    'CdnResourceOptionsStaticRequestHeaders',
+    'CdnResourceOptionsStaticResponseHeaders',
+    'CdnResourceOptionsStaticResponseHeadersValue',
+    'CdnResourceOptionsTlsVersions',
+    'CdnResourceOptionsUseDefaultLeChain',
+    'CdnResourceOptionsUseDns01LeChallenge',
+    'CdnResourceOptionsUseRsaLeCert',
+    'CdnResourceOptionsUserAgentAcl',
+    'CdnResourceOptionsWaap',
+    'CdnResourceOptionsWaf',
+    'CdnResourceOptionsWebsockets',
+    'CdnRuleOptions',
+    'CdnRuleOptionsAllowedHttpMethods',
+    'CdnRuleOptionsBrotliCompression',
+    'CdnRuleOptionsBrowserCacheSettings',
+    'CdnRuleOptionsCors',
+    'CdnRuleOptionsCountryAcl',
+    'CdnRuleOptionsDisableProxyForceRanges',
+    'CdnRuleOptionsEdgeCacheSettings',
+    'CdnRuleOptionsFastedge',
+    'CdnRuleOptionsFastedgeOnRequestBody',
+    'CdnRuleOptionsFastedgeOnRequestHeaders',
+    'CdnRuleOptionsFastedgeOnResponseBody',
+    'CdnRuleOptionsFastedgeOnResponseHeaders',
+    'CdnRuleOptionsFetchCompressed',
+    'CdnRuleOptionsFollowOriginRedirect',
+    'CdnRuleOptionsForceReturn',
+    'CdnRuleOptionsForwardHostHeader',
+    'CdnRuleOptionsGzipOn',
+    'CdnRuleOptionsHostHeader',
+    'CdnRuleOptionsIgnoreCookie',
+    'CdnRuleOptionsIgnoreQueryString',
+    'CdnRuleOptionsImageStack',
+    'CdnRuleOptionsIpAddressAcl',
+    'CdnRuleOptionsLimitBandwidth',
+    'CdnRuleOptionsProxyCacheKey',
+    'CdnRuleOptionsProxyCacheMethodsSet',
+    'CdnRuleOptionsProxyConnectTimeout',
+    'CdnRuleOptionsProxyReadTimeout',
+    'CdnRuleOptionsQueryParamsBlacklist',
+    'CdnRuleOptionsQueryParamsWhitelist',
+    'CdnRuleOptionsQueryStringForwarding',
+    'CdnRuleOptionsRedirectHttpToHttps',
+    'CdnRuleOptionsRedirectHttpsToHttp',
+    'CdnRuleOptionsReferrerAcl',
+    'CdnRuleOptionsResponseHeadersHidingPolicy',
+    'CdnRuleOptionsRewrite',
+    'CdnRuleOptionsSecureKey',
+    'CdnRuleOptionsSlice',
+    'CdnRuleOptionsSni',
+    'CdnRuleOptionsStale',
+    'CdnRuleOptionsStaticRequestHeaders',
+    'CdnRuleOptionsStaticResponseHeaders',
+    'CdnRuleOptionsStaticResponseHeadersValue',
+    'CdnRuleOptionsUserAgentAcl',
+    'CdnRuleOptionsWaap',
+    'CdnRuleOptionsWaf',
+    'CdnRuleOptionsWebsockets',
+    'CdnRuleTemplateOptions',
+    'CdnRuleTemplateOptionsAllowedHttpMethods',
+    'CdnRuleTemplateOptionsBrotliCompression',
+    'CdnRuleTemplateOptionsBrowserCacheSettings',
+    'CdnRuleTemplateOptionsCors',
+    'CdnRuleTemplateOptionsCountryAcl',
+    'CdnRuleTemplateOptionsDisableProxyForceRanges',
+    'CdnRuleTemplateOptionsEdgeCacheSettings',
+    'CdnRuleTemplateOptionsFastedge',
+    'CdnRuleTemplateOptionsFastedgeOnRequestBody',
+    'CdnRuleTemplateOptionsFastedgeOnRequestHeaders',
+    'CdnRuleTemplateOptionsFastedgeOnResponseBody',
+    'CdnRuleTemplateOptionsFastedgeOnResponseHeaders',
+    'CdnRuleTemplateOptionsFetchCompressed',
+    'CdnRuleTemplateOptionsFollowOriginRedirect',
+    'CdnRuleTemplateOptionsForceReturn',
+    'CdnRuleTemplateOptionsForwardHostHeader',
+    'CdnRuleTemplateOptionsGzipOn',
+    'CdnRuleTemplateOptionsHostHeader',
+    'CdnRuleTemplateOptionsIgnoreCookie',
+    'CdnRuleTemplateOptionsIgnoreQueryString',
+    'CdnRuleTemplateOptionsImageStack',
+    'CdnRuleTemplateOptionsIpAddressAcl',
+    'CdnRuleTemplateOptionsLimitBandwidth',
+    'CdnRuleTemplateOptionsProxyCacheKey',
+    'CdnRuleTemplateOptionsProxyCacheMethodsSet',
+    'CdnRuleTemplateOptionsProxyConnectTimeout',
+    'CdnRuleTemplateOptionsProxyReadTimeout',
+    'CdnRuleTemplateOptionsQueryParamsBlacklist',
+    'CdnRuleTemplateOptionsQueryParamsWhitelist',
+    'CdnRuleTemplateOptionsQueryStringForwarding',
+    'CdnRuleTemplateOptionsRedirectHttpToHttps',
+    'CdnRuleTemplateOptionsRedirectHttpsToHttp',
+    'CdnRuleTemplateOptionsReferrerAcl',
+    'CdnRuleTemplateOptionsResponseHeadersHidingPolicy',
+    'CdnRuleTemplateOptionsRewrite',
+    'CdnRuleTemplateOptionsSecureKey',
+    'CdnRuleTemplateOptionsSlice',
+    'CdnRuleTemplateOptionsSni',
+    'CdnRuleTemplateOptionsStale',
+    'CdnRuleTemplateOptionsStaticRequestHeaders',
+    'CdnRuleTemplateOptionsStaticResponseHeaders',
+    'CdnRuleTemplateOptionsStaticResponseHeadersValue',
+    'CdnRuleTemplateOptionsUserAgentAcl',
+    'CdnRuleTemplateOptionsWaap',
+    'CdnRuleTemplateOptionsWaf',
+    'CdnRuleTemplateOptionsWebsockets',
+    'DdosProtectionField',
+    'DdosProtectionProtocol',
+    'DnsNetworkMappingMapping',
+    'DnsZoneRecordFilter',
+    'DnsZoneRecordMeta',
+    'DnsZoneRecordMetaFailover',
+    'DnsZoneRecordMetaHealthcheck',
+    'DnsZoneRecordResourceRecord',
+    'DnsZoneRecordResourceRecordMeta',
+    'DnsZoneRecordTimeouts',
+    'DnsZoneTimeouts',
+    'FaasKeyFunction',
+    'FastedgeSecretSlot',
+    'FastedgeTemplateParam',
+    'FileShareAccess',
+    'FileShareNetwork',
+    'FileShareShareSettings',
+    'FloatingipMetadataReadOnly',
+    'GpuVirtualClusterServersSettings',
+    'GpuVirtualClusterServersSettingsCredentials',
+    'GpuVirtualClusterServersSettingsInterface',
+    'GpuVirtualClusterServersSettingsInterfaceFloatingIp',
+    'GpuVirtualClusterServersSettingsVolume',
+    'InferenceDeploymentContainer',
+    'InferenceDeploymentLivenessProbe',
+    'InferenceDeploymentLogging',
+    'InferenceDeploymentReadinessProbe',
+    'InferenceDeploymentStartupProbe',
+    'InstanceAddress',
+    'InstanceAddressNet',
+    'InstanceConfiguration',
+    'InstanceInterface',
+    'InstanceMetadata',
+    'InstanceSecurityGroup',
+    'InstanceVolume',
+    'Instancev2Address',
+    'Instancev2AddressNet',
+    'Instancev2Configuration',
+    'Instancev2Interface',
+    'Instancev2MetadataReadOnly',
+    'Instancev2Volume',
     'K8sv2Authentication',
     'K8sv2AuthenticationOidc',
     'K8sv2Cni',
@@ -27,7 +250,13497 @@ __all__ = [
     'K8sv2Pool',
     'K8sv2SecurityGroupRule',
     'K8sv2Timeouts',
+    'LblistenerTimeouts',
+    'LblistenerUserList',
+    'LbmemberTimeouts',
+    'LbpoolHealthMonitor',
+    'LbpoolSessionPersistence',
+    'LbpoolTimeouts',
+    'LifecyclepolicySchedule',
+    'LifecyclepolicyScheduleCron',
+    'LifecyclepolicyScheduleInterval',
+    'LifecyclepolicyScheduleRetentionTime',
+    'LifecyclepolicyVolume',
+    'LoadbalancerListener',
+    'LoadbalancerMetadataReadOnly',
+    'LoadbalancerTimeouts',
+    'Loadbalancerv2AdditionalVip',
+    'Loadbalancerv2MetadataReadOnly',
+    'Loadbalancerv2Timeouts',
+    'Loadbalancerv2VrrpIp',
+    'NetworkMetadataReadOnly',
+    'PortAllowedAddressPairsAllowedAddressPair',
+    'PostgresClusterDatabase',
+    'PostgresClusterFlavor',
+    'PostgresClusterNetwork',
+    'PostgresClusterPgConfig',
+    'PostgresClusterStorage',
+    'PostgresClusterTimeouts',
+    'PostgresClusterUser',
+    'ReservedfixedipAllowedAddressPair',
+    'RouterExternalGatewayInfo',
+    'RouterExternalGatewayInfoExternalFixedIp',
+    'RouterInterface',
+    'RouterRoute',
+    'SecuritygroupMetadataReadOnly',
+    'SecuritygroupSecurityGroupRule',
+    'ServergroupInstance',
+    'SubnetHostRoute',
+    'SubnetMetadataReadOnly',
+    'SubnetTimeouts',
+    'VolumeMetadataReadOnly',
+    'WaapAdvancedRuleAction',
+    'WaapAdvancedRuleActionBlock',
+    'WaapAdvancedRuleActionTag',
+    'WaapCustomPageSetBlock',
+    'WaapCustomPageSetBlockCsrf',
+    'WaapCustomPageSetCaptcha',
+    'WaapCustomPageSetCookieDisabled',
+    'WaapCustomPageSetHandshake',
+    'WaapCustomPageSetJavascriptDisabled',
+    'WaapCustomRuleAction',
+    'WaapCustomRuleActionBlock',
+    'WaapCustomRuleActionTag',
+    'WaapCustomRuleConditions',
+    'WaapCustomRuleConditionsContentType',
+    'WaapCustomRuleConditionsCountry',
+    'WaapCustomRuleConditionsFileExtension',
+    'WaapCustomRuleConditionsHeader',
+    'WaapCustomRuleConditionsHeaderExist',
+    'WaapCustomRuleConditionsHttpMethod',
+    'WaapCustomRuleConditionsIp',
+    'WaapCustomRuleConditionsIpRange',
+    'WaapCustomRuleConditionsOrganization',
+    'WaapCustomRuleConditionsOwnerType',
+    'WaapCustomRuleConditionsRequestRate',
+    'WaapCustomRuleConditionsResponseHeader',
+    'WaapCustomRuleConditionsResponseHeaderExist',
+    'WaapCustomRuleConditionsSessionRequestCount',
+    'WaapCustomRuleConditionsTag',
+    'WaapCustomRuleConditionsUrl',
+    'WaapCustomRuleConditionsUserAgent',
+    'WaapCustomRuleConditionsUserDefinedTag',
+    'WaapDomainApiDiscoverySettings',
+    'WaapDomainSettings',
+    'WaapDomainSettingsApi',
+    'WaapDomainSettingsDdos',
+    'WaapFirewallRuleAction',
+    'WaapFirewallRuleActionBlock',
+    'WaapFirewallRuleConditions',
+    'WaapFirewallRuleConditionsIp',
+    'WaapFirewallRuleConditionsIpRange',
+    'GetAiClusterAttachedInterfaceResult',
+    'GetAiClusterInterfaceResult',
+    'GetAiClusterPoplarServerResult',
+    'GetAiClusterPoplarServerAddressResult',
+    'GetAiClusterPoplarServerAddressAddressResult',
+    'GetAiClusterPoplarServerSecurityGroupResult',
+    'GetAiClusterPoplarServerVolumeResult',
+    'GetAiClusterSecurityGroupResult',
+    'GetAiClusterVolumeResult',
+    'GetAiClusterVolumeAttachmentResult',
+    'GetDdosProfileTemplateFieldResult',
+    'GetFaasKeyFunctionResult',
+    'GetFileShareShareSettingsResult',
+    'GetFloatingipMetadataReadOnlyResult',
+    'GetFloatingipTagResult',
+    'GetImageMetadataReadOnlyResult',
+    'GetInstanceAddressResult',
+    'GetInstanceAddressNetResult',
+    'GetInstanceInterfaceResult',
+    'GetInstanceMetadataResult',
+    'GetInstanceSecurityGroupResult',
+    'GetInstanceVolumeResult',
+    'GetK8sv2AuthenticationResult',
+    'GetK8sv2AuthenticationOidcResult',
+    'GetK8sv2CniResult',
+    'GetK8sv2CniCiliumResult',
+    'GetK8sv2CsiResult',
+    'GetK8sv2CsiNfResult',
+    'GetK8sv2DdosProfileResult',
+    'GetK8sv2DdosProfileFieldResult',
+    'GetK8sv2PoolResult',
+    'GetLblistenerUserListResult',
+    'GetLbpoolHealthMonitorResult',
+    'GetLbpoolSessionPersistenceResult',
+    'GetLoadbalancerListenerResult',
+    'GetLoadbalancerMetadataReadOnlyResult',
+    'GetLoadbalancerv2AdditionalVipResult',
+    'GetLoadbalancerv2MetadataReadOnlyResult',
+    'GetLoadbalancerv2VrrpIpResult',
+    'GetNetworkMetadataReadOnlyResult',
+    'GetPostgresClusterDatabaseResult',
+    'GetPostgresClusterFlavorResult',
+    'GetPostgresClusterNetworkResult',
+    'GetPostgresClusterPgConfigResult',
+    'GetPostgresClusterStorageResult',
+    'GetPostgresClusterUserResult',
+    'GetReservedfixedipAllowedAddressPairResult',
+    'GetRouterExternalGatewayInfoResult',
+    'GetRouterExternalGatewayInfoExternalFixedIpResult',
+    'GetRouterInterfaceResult',
+    'GetRouterRouteResult',
+    'GetSecuritygroupMetadataReadOnlyResult',
+    'GetSecuritygroupSecurityGroupRuleResult',
+    'GetServergroupInstanceResult',
+    'GetSubnetHostRouteResult',
+    'GetSubnetMetadataReadOnlyResult',
+    'GetVolumeMetadataReadOnlyResult',
 ]
+
+@pulumi.output_type
+class AiClusterAttachedInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterAttachedInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterAttachedInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterAttachedInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 network_id: _builtins.str,
+                 port_id: _builtins.str,
+                 subnet_id: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "network_id", network_id)
+        pulumi.set(__self__, "port_id", port_id)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> _builtins.str:
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class AiClusterInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 type: _builtins.str,
+                 network_id: Optional[_builtins.str] = None,
+                 port_id: Optional[_builtins.str] = None,
+                 subnet_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str type: Network type only available values are 'external' and 'subnet'
+        :param _builtins.str network_id: Network ID the interface belongs to. Required for external type.
+        :param _builtins.str port_id: Port is assigned to IP address from the subnet
+        :param _builtins.str subnet_id: Subnet ID the subnet belongs to. Port will be plugged in this subnet. Required for subnet type.
+        """
+        pulumi.set(__self__, "type", type)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if port_id is not None:
+            pulumi.set(__self__, "port_id", port_id)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Network type only available values are 'external' and 'subnet'
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        Network ID the interface belongs to. Required for external type.
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    @_utilities.deprecated("""Deprecated""")
+    def port_id(self) -> Optional[_builtins.str]:
+        """
+        Port is assigned to IP address from the subnet
+        """
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        Subnet ID the subnet belongs to. Port will be plugged in this subnet. Required for subnet type.
+        """
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class AiClusterPoplarServer(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "creatorTaskId":
+            suggest = "creator_task_id"
+        elif key == "flavorId":
+            suggest = "flavor_id"
+        elif key == "instanceCreated":
+            suggest = "instance_created"
+        elif key == "instanceDescription":
+            suggest = "instance_description"
+        elif key == "instanceId":
+            suggest = "instance_id"
+        elif key == "instanceName":
+            suggest = "instance_name"
+        elif key == "securityGroups":
+            suggest = "security_groups"
+        elif key == "taskId":
+            suggest = "task_id"
+        elif key == "taskState":
+            suggest = "task_state"
+        elif key == "vmState":
+            suggest = "vm_state"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterPoplarServer. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterPoplarServer.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterPoplarServer.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 addresses: Sequence['outputs.AiClusterPoplarServerAddress'],
+                 creator_task_id: _builtins.str,
+                 flavor: Mapping[str, _builtins.str],
+                 flavor_id: _builtins.str,
+                 instance_created: _builtins.str,
+                 instance_description: _builtins.str,
+                 instance_id: _builtins.str,
+                 instance_name: _builtins.str,
+                 metadata: Mapping[str, _builtins.str],
+                 security_groups: Sequence['outputs.AiClusterPoplarServerSecurityGroup'],
+                 status: _builtins.str,
+                 task_id: _builtins.str,
+                 task_state: _builtins.str,
+                 vm_state: _builtins.str,
+                 volumes: Sequence['outputs.AiClusterPoplarServerVolume']):
+        pulumi.set(__self__, "addresses", addresses)
+        pulumi.set(__self__, "creator_task_id", creator_task_id)
+        pulumi.set(__self__, "flavor", flavor)
+        pulumi.set(__self__, "flavor_id", flavor_id)
+        pulumi.set(__self__, "instance_created", instance_created)
+        pulumi.set(__self__, "instance_description", instance_description)
+        pulumi.set(__self__, "instance_id", instance_id)
+        pulumi.set(__self__, "instance_name", instance_name)
+        pulumi.set(__self__, "metadata", metadata)
+        pulumi.set(__self__, "security_groups", security_groups)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "task_id", task_id)
+        pulumi.set(__self__, "task_state", task_state)
+        pulumi.set(__self__, "vm_state", vm_state)
+        pulumi.set(__self__, "volumes", volumes)
+
+    @_builtins.property
+    @pulumi.getter
+    def addresses(self) -> Sequence['outputs.AiClusterPoplarServerAddress']:
+        return pulumi.get(self, "addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="creatorTaskId")
+    def creator_task_id(self) -> _builtins.str:
+        return pulumi.get(self, "creator_task_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def flavor(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "flavor")
+
+    @_builtins.property
+    @pulumi.getter(name="flavorId")
+    def flavor_id(self) -> _builtins.str:
+        return pulumi.get(self, "flavor_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceCreated")
+    def instance_created(self) -> _builtins.str:
+        return pulumi.get(self, "instance_created")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceDescription")
+    def instance_description(self) -> _builtins.str:
+        return pulumi.get(self, "instance_description")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceId")
+    def instance_id(self) -> _builtins.str:
+        return pulumi.get(self, "instance_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> _builtins.str:
+        return pulumi.get(self, "instance_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def metadata(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "metadata")
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroups")
+    def security_groups(self) -> Sequence['outputs.AiClusterPoplarServerSecurityGroup']:
+        return pulumi.get(self, "security_groups")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter(name="taskId")
+    def task_id(self) -> _builtins.str:
+        return pulumi.get(self, "task_id")
+
+    @_builtins.property
+    @pulumi.getter(name="taskState")
+    def task_state(self) -> _builtins.str:
+        return pulumi.get(self, "task_state")
+
+    @_builtins.property
+    @pulumi.getter(name="vmState")
+    def vm_state(self) -> _builtins.str:
+        return pulumi.get(self, "vm_state")
+
+    @_builtins.property
+    @pulumi.getter
+    def volumes(self) -> Sequence['outputs.AiClusterPoplarServerVolume']:
+        return pulumi.get(self, "volumes")
+
+
+@pulumi.output_type
+class AiClusterPoplarServerAddress(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "networkName":
+            suggest = "network_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterPoplarServerAddress. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterPoplarServerAddress.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterPoplarServerAddress.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 addresses: Sequence['outputs.AiClusterPoplarServerAddressAddress'],
+                 network_name: _builtins.str):
+        pulumi.set(__self__, "addresses", addresses)
+        pulumi.set(__self__, "network_name", network_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def addresses(self) -> Sequence['outputs.AiClusterPoplarServerAddressAddress']:
+        return pulumi.get(self, "addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="networkName")
+    def network_name(self) -> _builtins.str:
+        return pulumi.get(self, "network_name")
+
+
+@pulumi.output_type
+class AiClusterPoplarServerAddressAddress(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class AiClusterPoplarServerSecurityGroup(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str):
+        pulumi.set(__self__, "name", name)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+
+@pulumi.output_type
+class AiClusterPoplarServerVolume(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "deleteOnTermination":
+            suggest = "delete_on_termination"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterPoplarServerVolume. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterPoplarServerVolume.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterPoplarServerVolume.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 delete_on_termination: _builtins.bool,
+                 id: _builtins.str):
+        pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> _builtins.bool:
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class AiClusterSecurityGroup(dict):
+    def __init__(__self__, *,
+                 id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str id: Security group ID
+        """
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        """
+        Security group ID
+        """
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class AiClusterVolume(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "imageId":
+            suggest = "image_id"
+        elif key == "createdAt":
+            suggest = "created_at"
+        elif key == "creatorTaskId":
+            suggest = "creator_task_id"
+        elif key == "updatedAt":
+            suggest = "updated_at"
+        elif key == "volumeId":
+            suggest = "volume_id"
+        elif key == "volumeImageMetadata":
+            suggest = "volume_image_metadata"
+        elif key == "volumeType":
+            suggest = "volume_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterVolume. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterVolume.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterVolume.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 image_id: _builtins.str,
+                 attachments: Optional[Sequence['outputs.AiClusterVolumeAttachment']] = None,
+                 created_at: Optional[_builtins.str] = None,
+                 creator_task_id: Optional[_builtins.str] = None,
+                 name: Optional[_builtins.str] = None,
+                 size: Optional[_builtins.float] = None,
+                 source: Optional[_builtins.str] = None,
+                 status: Optional[_builtins.str] = None,
+                 updated_at: Optional[_builtins.str] = None,
+                 volume_id: Optional[_builtins.str] = None,
+                 volume_image_metadata: Optional[Mapping[str, _builtins.str]] = None,
+                 volume_type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str image_id: Volume ID. Mandatory if volume is pre-existing volume
+        :param Sequence['AiClusterVolumeAttachmentArgs'] attachments: Attachment list
+        :param _builtins.str created_at: Datetime when the volume was created
+        :param _builtins.str creator_task_id: Task that created this entity
+        :param _builtins.str name: Volume name
+        :param _builtins.float size: Volume size, GiB
+        :param _builtins.str source: Currently available only value
+        :param _builtins.str status: Volume status
+        :param _builtins.str updated_at: Datetime when the volume was last updated
+        :param _builtins.str volume_id: Volume ID
+        :param Mapping[str, _builtins.str] volume_image_metadata: Image information for volumes that were created from image
+        :param _builtins.str volume_type: Volume type
+        """
+        pulumi.set(__self__, "image_id", image_id)
+        if attachments is not None:
+            pulumi.set(__self__, "attachments", attachments)
+        if created_at is not None:
+            pulumi.set(__self__, "created_at", created_at)
+        if creator_task_id is not None:
+            pulumi.set(__self__, "creator_task_id", creator_task_id)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if size is not None:
+            pulumi.set(__self__, "size", size)
+        if source is not None:
+            pulumi.set(__self__, "source", source)
+        if status is not None:
+            pulumi.set(__self__, "status", status)
+        if updated_at is not None:
+            pulumi.set(__self__, "updated_at", updated_at)
+        if volume_id is not None:
+            pulumi.set(__self__, "volume_id", volume_id)
+        if volume_image_metadata is not None:
+            pulumi.set(__self__, "volume_image_metadata", volume_image_metadata)
+        if volume_type is not None:
+            pulumi.set(__self__, "volume_type", volume_type)
+
+    @_builtins.property
+    @pulumi.getter(name="imageId")
+    def image_id(self) -> _builtins.str:
+        """
+        Volume ID. Mandatory if volume is pre-existing volume
+        """
+        return pulumi.get(self, "image_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def attachments(self) -> Optional[Sequence['outputs.AiClusterVolumeAttachment']]:
+        """
+        Attachment list
+        """
+        return pulumi.get(self, "attachments")
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> Optional[_builtins.str]:
+        """
+        Datetime when the volume was created
+        """
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter(name="creatorTaskId")
+    def creator_task_id(self) -> Optional[_builtins.str]:
+        """
+        Task that created this entity
+        """
+        return pulumi.get(self, "creator_task_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[_builtins.str]:
+        """
+        Volume name
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> Optional[_builtins.float]:
+        """
+        Volume size, GiB
+        """
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> Optional[_builtins.str]:
+        """
+        Currently available only value
+        """
+        return pulumi.get(self, "source")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> Optional[_builtins.str]:
+        """
+        Volume status
+        """
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> Optional[_builtins.str]:
+        """
+        Datetime when the volume was last updated
+        """
+        return pulumi.get(self, "updated_at")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> Optional[_builtins.str]:
+        """
+        Volume ID
+        """
+        return pulumi.get(self, "volume_id")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeImageMetadata")
+    def volume_image_metadata(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Image information for volumes that were created from image
+        """
+        return pulumi.get(self, "volume_image_metadata")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeType")
+    def volume_type(self) -> Optional[_builtins.str]:
+        """
+        Volume type
+        """
+        return pulumi.get(self, "volume_type")
+
+
+@pulumi.output_type
+class AiClusterVolumeAttachment(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "attachedAt":
+            suggest = "attached_at"
+        elif key == "attachmentId":
+            suggest = "attachment_id"
+        elif key == "instanceName":
+            suggest = "instance_name"
+        elif key == "serverId":
+            suggest = "server_id"
+        elif key == "volumeId":
+            suggest = "volume_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in AiClusterVolumeAttachment. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        AiClusterVolumeAttachment.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        AiClusterVolumeAttachment.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 attached_at: Optional[_builtins.str] = None,
+                 attachment_id: Optional[_builtins.str] = None,
+                 device: Optional[_builtins.str] = None,
+                 instance_name: Optional[_builtins.str] = None,
+                 server_id: Optional[_builtins.str] = None,
+                 volume_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str attached_at: Attachment creation datetime
+        :param _builtins.str attachment_id: ID of attachment object
+        :param _builtins.str device: Block device name in guest
+        :param _builtins.str instance_name: Instance name (if attached and server name is known)
+        :param _builtins.str server_id: Instance ID
+        :param _builtins.str volume_id: Volume ID
+        """
+        if attached_at is not None:
+            pulumi.set(__self__, "attached_at", attached_at)
+        if attachment_id is not None:
+            pulumi.set(__self__, "attachment_id", attachment_id)
+        if device is not None:
+            pulumi.set(__self__, "device", device)
+        if instance_name is not None:
+            pulumi.set(__self__, "instance_name", instance_name)
+        if server_id is not None:
+            pulumi.set(__self__, "server_id", server_id)
+        if volume_id is not None:
+            pulumi.set(__self__, "volume_id", volume_id)
+
+    @_builtins.property
+    @pulumi.getter(name="attachedAt")
+    def attached_at(self) -> Optional[_builtins.str]:
+        """
+        Attachment creation datetime
+        """
+        return pulumi.get(self, "attached_at")
+
+    @_builtins.property
+    @pulumi.getter(name="attachmentId")
+    def attachment_id(self) -> Optional[_builtins.str]:
+        """
+        ID of attachment object
+        """
+        return pulumi.get(self, "attachment_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def device(self) -> Optional[_builtins.str]:
+        """
+        Block device name in guest
+        """
+        return pulumi.get(self, "device")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> Optional[_builtins.str]:
+        """
+        Instance name (if attached and server name is known)
+        """
+        return pulumi.get(self, "instance_name")
+
+    @_builtins.property
+    @pulumi.getter(name="serverId")
+    def server_id(self) -> Optional[_builtins.str]:
+        """
+        Instance ID
+        """
+        return pulumi.get(self, "server_id")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> Optional[_builtins.str]:
+        """
+        Volume ID
+        """
+        return pulumi.get(self, "volume_id")
+
+
+@pulumi.output_type
+class BaremetalAddress(dict):
+    def __init__(__self__, *,
+                 nets: Sequence['outputs.BaremetalAddressNet']):
+        pulumi.set(__self__, "nets", nets)
+
+    @_builtins.property
+    @pulumi.getter
+    def nets(self) -> Sequence['outputs.BaremetalAddressNet']:
+        return pulumi.get(self, "nets")
+
+
+@pulumi.output_type
+class BaremetalAddressNet(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class BaremetalInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "existingFipId":
+            suggest = "existing_fip_id"
+        elif key == "fipSource":
+            suggest = "fip_source"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "isParent":
+            suggest = "is_parent"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in BaremetalInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        BaremetalInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        BaremetalInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 type: _builtins.str,
+                 existing_fip_id: Optional[_builtins.str] = None,
+                 fip_source: Optional[_builtins.str] = None,
+                 ip_address: Optional[_builtins.str] = None,
+                 is_parent: Optional[_builtins.bool] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 order: Optional[_builtins.float] = None,
+                 port_id: Optional[_builtins.str] = None,
+                 subnet_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str type: The type of the network interface. Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        :param _builtins.str existing_fip_id: The ID of the existing floating IP that will be attached to the interface
+        :param _builtins.str fip_source: The source of floating IP. Can be 'new' or 'existing'
+        :param _builtins.str ip_address: The IP address for the interface
+        :param _builtins.bool is_parent: Indicates whether this interface is the parent. If not set will be calculated after creation. Trunk interface always attached first. Can't detach interface if<span pulumi-lang-nodejs=" isParent " pulumi-lang-dotnet=" IsParent " pulumi-lang-go=" isParent " pulumi-lang-python=" is_parent " pulumi-lang-yaml=" isParent " pulumi-lang-java=" isParent "> is_parent </span>true. Fields affect only on creation
+        :param _builtins.str network_id: The network ID to attach the interface to. Required if type is 'subnet' or 'any_subnet'
+        :param _builtins.float order: Order of attaching interface. Trunk (parent) interface always attached first, fields affect only on creation
+        :param _builtins.str port_id: The port ID for reserved fixed IP. Required if type is  'reserved_fixed_ip'
+        :param _builtins.str subnet_id: The subnet ID to attach the interface to. Required if type is 'subnet'
+        """
+        pulumi.set(__self__, "type", type)
+        if existing_fip_id is not None:
+            pulumi.set(__self__, "existing_fip_id", existing_fip_id)
+        if fip_source is not None:
+            pulumi.set(__self__, "fip_source", fip_source)
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if is_parent is not None:
+            pulumi.set(__self__, "is_parent", is_parent)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if order is not None:
+            pulumi.set(__self__, "order", order)
+        if port_id is not None:
+            pulumi.set(__self__, "port_id", port_id)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        The type of the network interface. Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="existingFipId")
+    def existing_fip_id(self) -> Optional[_builtins.str]:
+        """
+        The ID of the existing floating IP that will be attached to the interface
+        """
+        return pulumi.get(self, "existing_fip_id")
+
+    @_builtins.property
+    @pulumi.getter(name="fipSource")
+    def fip_source(self) -> Optional[_builtins.str]:
+        """
+        The source of floating IP. Can be 'new' or 'existing'
+        """
+        return pulumi.get(self, "fip_source")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        """
+        The IP address for the interface
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="isParent")
+    def is_parent(self) -> Optional[_builtins.bool]:
+        """
+        Indicates whether this interface is the parent. If not set will be calculated after creation. Trunk interface always attached first. Can't detach interface if<span pulumi-lang-nodejs=" isParent " pulumi-lang-dotnet=" IsParent " pulumi-lang-go=" isParent " pulumi-lang-python=" is_parent " pulumi-lang-yaml=" isParent " pulumi-lang-java=" isParent "> is_parent </span>true. Fields affect only on creation
+        """
+        return pulumi.get(self, "is_parent")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        The network ID to attach the interface to. Required if type is 'subnet' or 'any_subnet'
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def order(self) -> Optional[_builtins.float]:
+        """
+        Order of attaching interface. Trunk (parent) interface always attached first, fields affect only on creation
+        """
+        return pulumi.get(self, "order")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> Optional[_builtins.str]:
+        """
+        The port ID for reserved fixed IP. Required if type is  'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        The subnet ID to attach the interface to. Required if type is 'subnet'
+        """
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class BaremetalMetadata(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 value: _builtins.str):
+        """
+        :param _builtins.str key: Metadata key
+        :param _builtins.str value: Metadata value
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        Metadata key
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Metadata value
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class BaremetalTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+
+@pulumi.output_type
+class CdnClientConfigService(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 status: _builtins.str,
+                 updated: _builtins.str):
+        pulumi.set(__self__, "enabled", enabled)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "updated", updated)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter
+    def updated(self) -> _builtins.str:
+        return pulumi.get(self, "updated")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfig(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "s3Amazon":
+            suggest = "s3_amazon"
+        elif key == "s3Gcore":
+            suggest = "s3_gcore"
+        elif key == "s3Oss":
+            suggest = "s3_oss"
+        elif key == "s3Other":
+            suggest = "s3_other"
+        elif key == "s3V1":
+            suggest = "s3_v1"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfig. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfig.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfig.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ftp: Optional['outputs.CdnLogsUploaderTargetConfigFtp'] = None,
+                 http: Optional['outputs.CdnLogsUploaderTargetConfigHttp'] = None,
+                 s3_amazon: Optional['outputs.CdnLogsUploaderTargetConfigS3Amazon'] = None,
+                 s3_gcore: Optional['outputs.CdnLogsUploaderTargetConfigS3Gcore'] = None,
+                 s3_oss: Optional['outputs.CdnLogsUploaderTargetConfigS3Oss'] = None,
+                 s3_other: Optional['outputs.CdnLogsUploaderTargetConfigS3Other'] = None,
+                 s3_v1: Optional['outputs.CdnLogsUploaderTargetConfigS3V1'] = None,
+                 sftp: Optional['outputs.CdnLogsUploaderTargetConfigSftp'] = None):
+        if ftp is not None:
+            pulumi.set(__self__, "ftp", ftp)
+        if http is not None:
+            pulumi.set(__self__, "http", http)
+        if s3_amazon is not None:
+            pulumi.set(__self__, "s3_amazon", s3_amazon)
+        if s3_gcore is not None:
+            pulumi.set(__self__, "s3_gcore", s3_gcore)
+        if s3_oss is not None:
+            pulumi.set(__self__, "s3_oss", s3_oss)
+        if s3_other is not None:
+            pulumi.set(__self__, "s3_other", s3_other)
+        if s3_v1 is not None:
+            pulumi.set(__self__, "s3_v1", s3_v1)
+        if sftp is not None:
+            pulumi.set(__self__, "sftp", sftp)
+
+    @_builtins.property
+    @pulumi.getter
+    def ftp(self) -> Optional['outputs.CdnLogsUploaderTargetConfigFtp']:
+        return pulumi.get(self, "ftp")
+
+    @_builtins.property
+    @pulumi.getter
+    def http(self) -> Optional['outputs.CdnLogsUploaderTargetConfigHttp']:
+        return pulumi.get(self, "http")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Amazon")
+    def s3_amazon(self) -> Optional['outputs.CdnLogsUploaderTargetConfigS3Amazon']:
+        return pulumi.get(self, "s3_amazon")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Gcore")
+    def s3_gcore(self) -> Optional['outputs.CdnLogsUploaderTargetConfigS3Gcore']:
+        return pulumi.get(self, "s3_gcore")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Oss")
+    def s3_oss(self) -> Optional['outputs.CdnLogsUploaderTargetConfigS3Oss']:
+        return pulumi.get(self, "s3_oss")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Other")
+    def s3_other(self) -> Optional['outputs.CdnLogsUploaderTargetConfigS3Other']:
+        return pulumi.get(self, "s3_other")
+
+    @_builtins.property
+    @pulumi.getter(name="s3V1")
+    def s3_v1(self) -> Optional['outputs.CdnLogsUploaderTargetConfigS3V1']:
+        return pulumi.get(self, "s3_v1")
+
+    @_builtins.property
+    @pulumi.getter
+    def sftp(self) -> Optional['outputs.CdnLogsUploaderTargetConfigSftp']:
+        return pulumi.get(self, "sftp")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigFtp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigFtp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigFtp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigFtp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 hostname: _builtins.str,
+                 password: _builtins.str,
+                 user: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 timeout_seconds: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str hostname: Hostname or IP address of the FTP server.
+        :param _builtins.str password: Password for the FTP account.
+        :param _builtins.str user: Username for the FTP account.
+        :param _builtins.str directory: Directory on the FTP server where logs will be uploaded.
+        :param _builtins.float timeout_seconds: Timeout for the FTP connection in seconds. Default value is 10.
+        """
+        pulumi.set(__self__, "hostname", hostname)
+        pulumi.set(__self__, "password", password)
+        pulumi.set(__self__, "user", user)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> _builtins.str:
+        """
+        Hostname or IP address of the FTP server.
+        """
+        return pulumi.get(self, "hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def password(self) -> _builtins.str:
+        """
+        Password for the FTP account.
+        """
+        return pulumi.get(self, "password")
+
+    @_builtins.property
+    @pulumi.getter
+    def user(self) -> _builtins.str:
+        """
+        Username for the FTP account.
+        """
+        return pulumi.get(self, "user")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory on the FTP server where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Timeout for the FTP connection in seconds. Default value is 10.
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "contentType":
+            suggest = "content_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 upload: 'outputs.CdnLogsUploaderTargetConfigHttpUpload',
+                 append: Optional['outputs.CdnLogsUploaderTargetConfigHttpAppend'] = None,
+                 auth: Optional['outputs.CdnLogsUploaderTargetConfigHttpAuth'] = None,
+                 content_type: Optional[_builtins.str] = None,
+                 retry: Optional['outputs.CdnLogsUploaderTargetConfigHttpRetry'] = None):
+        """
+        :param 'CdnLogsUploaderTargetConfigHttpUploadArgs' upload: Upload action configuration.
+        :param 'CdnLogsUploaderTargetConfigHttpAppendArgs' append: Append action configuration.
+        :param 'CdnLogsUploaderTargetConfigHttpAuthArgs' auth: Authentication configuration for HTTP target.
+        :param _builtins.str content_type: Content type of the logs being uploaded. Supported values are 'json' and 'text'.
+        :param 'CdnLogsUploaderTargetConfigHttpRetryArgs' retry: Retry action configuration.
+        """
+        pulumi.set(__self__, "upload", upload)
+        if append is not None:
+            pulumi.set(__self__, "append", append)
+        if auth is not None:
+            pulumi.set(__self__, "auth", auth)
+        if content_type is not None:
+            pulumi.set(__self__, "content_type", content_type)
+        if retry is not None:
+            pulumi.set(__self__, "retry", retry)
+
+    @_builtins.property
+    @pulumi.getter
+    def upload(self) -> 'outputs.CdnLogsUploaderTargetConfigHttpUpload':
+        """
+        Upload action configuration.
+        """
+        return pulumi.get(self, "upload")
+
+    @_builtins.property
+    @pulumi.getter
+    def append(self) -> Optional['outputs.CdnLogsUploaderTargetConfigHttpAppend']:
+        """
+        Append action configuration.
+        """
+        return pulumi.get(self, "append")
+
+    @_builtins.property
+    @pulumi.getter
+    def auth(self) -> Optional['outputs.CdnLogsUploaderTargetConfigHttpAuth']:
+        """
+        Authentication configuration for HTTP target.
+        """
+        return pulumi.get(self, "auth")
+
+    @_builtins.property
+    @pulumi.getter(name="contentType")
+    def content_type(self) -> Optional[_builtins.str]:
+        """
+        Content type of the logs being uploaded. Supported values are 'json' and 'text'.
+        """
+        return pulumi.get(self, "content_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def retry(self) -> Optional['outputs.CdnLogsUploaderTargetConfigHttpRetry']:
+        """
+        Retry action configuration.
+        """
+        return pulumi.get(self, "retry")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpAppend(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "responseActions":
+            suggest = "response_actions"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+        elif key == "useCompression":
+            suggest = "use_compression"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpAppend. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpAppend.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpAppend.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 url: _builtins.str,
+                 headers: Optional[Mapping[str, _builtins.str]] = None,
+                 method: Optional[_builtins.str] = None,
+                 response_actions: Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpAppendResponseAction']] = None,
+                 timeout_seconds: Optional[_builtins.float] = None,
+                 use_compression: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str url: URL to which logs should be uploaded.
+        :param _builtins.str method: HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        :param Sequence['CdnLogsUploaderTargetConfigHttpAppendResponseActionArgs'] response_actions: List of actions to perform based on the response from the server.
+        :param _builtins.float timeout_seconds: Timeout for the HTTP request in seconds. Default value is 30.
+        :param _builtins.bool use_compression: Default value is false.
+        """
+        pulumi.set(__self__, "url", url)
+        if headers is not None:
+            pulumi.set(__self__, "headers", headers)
+        if method is not None:
+            pulumi.set(__self__, "method", method)
+        if response_actions is not None:
+            pulumi.set(__self__, "response_actions", response_actions)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+        if use_compression is not None:
+            pulumi.set(__self__, "use_compression", use_compression)
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> _builtins.str:
+        """
+        URL to which logs should be uploaded.
+        """
+        return pulumi.get(self, "url")
+
+    @_builtins.property
+    @pulumi.getter
+    def headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        return pulumi.get(self, "headers")
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> Optional[_builtins.str]:
+        """
+        HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter(name="responseActions")
+    def response_actions(self) -> Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpAppendResponseAction']]:
+        """
+        List of actions to perform based on the response from the server.
+        """
+        return pulumi.get(self, "response_actions")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Timeout for the HTTP request in seconds. Default value is 30.
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="useCompression")
+    def use_compression(self) -> Optional[_builtins.bool]:
+        """
+        Default value is false.
+        """
+        return pulumi.get(self, "use_compression")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpAppendResponseAction(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchPayload":
+            suggest = "match_payload"
+        elif key == "matchStatusCode":
+            suggest = "match_status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpAppendResponseAction. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpAppendResponseAction.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpAppendResponseAction.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action: _builtins.str,
+                 description: Optional[_builtins.str] = None,
+                 match_payload: Optional[_builtins.str] = None,
+                 match_status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action: Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        :param _builtins.str description: Default value is empty string.
+        :param _builtins.str match_payload: Payload to match in the response. If not specified, no payload will be matched.
+        :param _builtins.float match_status_code: HTTP status code to match. If not specified, no status code will be matched.
+        """
+        pulumi.set(__self__, "action", action)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if match_payload is not None:
+            pulumi.set(__self__, "match_payload", match_payload)
+        if match_status_code is not None:
+            pulumi.set(__self__, "match_status_code", match_status_code)
+
+    @_builtins.property
+    @pulumi.getter
+    def action(self) -> _builtins.str:
+        """
+        Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        """
+        return pulumi.get(self, "action")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        """
+        Default value is empty string.
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="matchPayload")
+    def match_payload(self) -> Optional[_builtins.str]:
+        """
+        Payload to match in the response. If not specified, no payload will be matched.
+        """
+        return pulumi.get(self, "match_payload")
+
+    @_builtins.property
+    @pulumi.getter(name="matchStatusCode")
+    def match_status_code(self) -> Optional[_builtins.float]:
+        """
+        HTTP status code to match. If not specified, no status code will be matched.
+        """
+        return pulumi.get(self, "match_status_code")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpAuth(dict):
+    def __init__(__self__, *,
+                 config: 'outputs.CdnLogsUploaderTargetConfigHttpAuthConfig',
+                 type: _builtins.str):
+        """
+        :param 'CdnLogsUploaderTargetConfigHttpAuthConfigArgs' config: Configuration for the authentication type.
+        :param _builtins.str type: Type of authentication. Supported values are 'token'.
+        """
+        pulumi.set(__self__, "config", config)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def config(self) -> 'outputs.CdnLogsUploaderTargetConfigHttpAuthConfig':
+        """
+        Configuration for the authentication type.
+        """
+        return pulumi.get(self, "config")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Type of authentication. Supported values are 'token'.
+        """
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpAuthConfig(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "headerName":
+            suggest = "header_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpAuthConfig. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpAuthConfig.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpAuthConfig.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 header_name: _builtins.str,
+                 token: _builtins.str):
+        """
+        :param _builtins.str header_name: Name of the header to which the token will be added.
+        :param _builtins.str token: Token to be used for authentication.
+        """
+        pulumi.set(__self__, "header_name", header_name)
+        pulumi.set(__self__, "token", token)
+
+    @_builtins.property
+    @pulumi.getter(name="headerName")
+    def header_name(self) -> _builtins.str:
+        """
+        Name of the header to which the token will be added.
+        """
+        return pulumi.get(self, "header_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def token(self) -> _builtins.str:
+        """
+        Token to be used for authentication.
+        """
+        return pulumi.get(self, "token")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpRetry(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "responseActions":
+            suggest = "response_actions"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+        elif key == "useCompression":
+            suggest = "use_compression"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpRetry. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpRetry.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpRetry.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 url: _builtins.str,
+                 headers: Optional[Mapping[str, _builtins.str]] = None,
+                 method: Optional[_builtins.str] = None,
+                 response_actions: Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpRetryResponseAction']] = None,
+                 timeout_seconds: Optional[_builtins.float] = None,
+                 use_compression: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str url: URL to which logs should be uploaded.
+        :param _builtins.str method: HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        :param Sequence['CdnLogsUploaderTargetConfigHttpRetryResponseActionArgs'] response_actions: List of actions to perform based on the response from the server.
+        :param _builtins.float timeout_seconds: Timeout for the HTTP request in seconds. Default value is 30.
+        :param _builtins.bool use_compression: Default value is false.
+        """
+        pulumi.set(__self__, "url", url)
+        if headers is not None:
+            pulumi.set(__self__, "headers", headers)
+        if method is not None:
+            pulumi.set(__self__, "method", method)
+        if response_actions is not None:
+            pulumi.set(__self__, "response_actions", response_actions)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+        if use_compression is not None:
+            pulumi.set(__self__, "use_compression", use_compression)
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> _builtins.str:
+        """
+        URL to which logs should be uploaded.
+        """
+        return pulumi.get(self, "url")
+
+    @_builtins.property
+    @pulumi.getter
+    def headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        return pulumi.get(self, "headers")
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> Optional[_builtins.str]:
+        """
+        HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter(name="responseActions")
+    def response_actions(self) -> Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpRetryResponseAction']]:
+        """
+        List of actions to perform based on the response from the server.
+        """
+        return pulumi.get(self, "response_actions")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Timeout for the HTTP request in seconds. Default value is 30.
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="useCompression")
+    def use_compression(self) -> Optional[_builtins.bool]:
+        """
+        Default value is false.
+        """
+        return pulumi.get(self, "use_compression")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpRetryResponseAction(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchPayload":
+            suggest = "match_payload"
+        elif key == "matchStatusCode":
+            suggest = "match_status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpRetryResponseAction. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpRetryResponseAction.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpRetryResponseAction.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action: _builtins.str,
+                 description: Optional[_builtins.str] = None,
+                 match_payload: Optional[_builtins.str] = None,
+                 match_status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action: Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        :param _builtins.str description: Default value is empty string.
+        :param _builtins.str match_payload: Payload to match in the response. If not specified, no payload will be matched.
+        :param _builtins.float match_status_code: HTTP status code to match. If not specified, no status code will be matched.
+        """
+        pulumi.set(__self__, "action", action)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if match_payload is not None:
+            pulumi.set(__self__, "match_payload", match_payload)
+        if match_status_code is not None:
+            pulumi.set(__self__, "match_status_code", match_status_code)
+
+    @_builtins.property
+    @pulumi.getter
+    def action(self) -> _builtins.str:
+        """
+        Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        """
+        return pulumi.get(self, "action")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        """
+        Default value is empty string.
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="matchPayload")
+    def match_payload(self) -> Optional[_builtins.str]:
+        """
+        Payload to match in the response. If not specified, no payload will be matched.
+        """
+        return pulumi.get(self, "match_payload")
+
+    @_builtins.property
+    @pulumi.getter(name="matchStatusCode")
+    def match_status_code(self) -> Optional[_builtins.float]:
+        """
+        HTTP status code to match. If not specified, no status code will be matched.
+        """
+        return pulumi.get(self, "match_status_code")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpUpload(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "responseActions":
+            suggest = "response_actions"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+        elif key == "useCompression":
+            suggest = "use_compression"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpUpload. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpUpload.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpUpload.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 url: _builtins.str,
+                 headers: Optional[Mapping[str, _builtins.str]] = None,
+                 method: Optional[_builtins.str] = None,
+                 response_actions: Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpUploadResponseAction']] = None,
+                 timeout_seconds: Optional[_builtins.float] = None,
+                 use_compression: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str url: URL to which logs should be uploaded.
+        :param _builtins.str method: HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        :param Sequence['CdnLogsUploaderTargetConfigHttpUploadResponseActionArgs'] response_actions: List of actions to perform based on the response from the server.
+        :param _builtins.float timeout_seconds: Timeout for the HTTP request in seconds. Default value is 30.
+        :param _builtins.bool use_compression: Default value is false.
+        """
+        pulumi.set(__self__, "url", url)
+        if headers is not None:
+            pulumi.set(__self__, "headers", headers)
+        if method is not None:
+            pulumi.set(__self__, "method", method)
+        if response_actions is not None:
+            pulumi.set(__self__, "response_actions", response_actions)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+        if use_compression is not None:
+            pulumi.set(__self__, "use_compression", use_compression)
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> _builtins.str:
+        """
+        URL to which logs should be uploaded.
+        """
+        return pulumi.get(self, "url")
+
+    @_builtins.property
+    @pulumi.getter
+    def headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        return pulumi.get(self, "headers")
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> Optional[_builtins.str]:
+        """
+        HTTP method to use for the request. Supported values are 'POST' and 'PUT'.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter(name="responseActions")
+    def response_actions(self) -> Optional[Sequence['outputs.CdnLogsUploaderTargetConfigHttpUploadResponseAction']]:
+        """
+        List of actions to perform based on the response from the server.
+        """
+        return pulumi.get(self, "response_actions")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Timeout for the HTTP request in seconds. Default value is 30.
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="useCompression")
+    def use_compression(self) -> Optional[_builtins.bool]:
+        """
+        Default value is false.
+        """
+        return pulumi.get(self, "use_compression")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigHttpUploadResponseAction(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchPayload":
+            suggest = "match_payload"
+        elif key == "matchStatusCode":
+            suggest = "match_status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigHttpUploadResponseAction. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigHttpUploadResponseAction.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigHttpUploadResponseAction.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action: _builtins.str,
+                 description: Optional[_builtins.str] = None,
+                 match_payload: Optional[_builtins.str] = None,
+                 match_status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action: Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        :param _builtins.str description: Default value is empty string.
+        :param _builtins.str match_payload: Payload to match in the response. If not specified, no payload will be matched.
+        :param _builtins.float match_status_code: HTTP status code to match. If not specified, no status code will be matched.
+        """
+        pulumi.set(__self__, "action", action)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if match_payload is not None:
+            pulumi.set(__self__, "match_payload", match_payload)
+        if match_status_code is not None:
+            pulumi.set(__self__, "match_status_code", match_status_code)
+
+    @_builtins.property
+    @pulumi.getter
+    def action(self) -> _builtins.str:
+        """
+        Action to perform if the response matches the specified criteria. Supported values are 'drop', 'retry', and 'append'.
+        """
+        return pulumi.get(self, "action")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        """
+        Default value is empty string.
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="matchPayload")
+    def match_payload(self) -> Optional[_builtins.str]:
+        """
+        Payload to match in the response. If not specified, no payload will be matched.
+        """
+        return pulumi.get(self, "match_payload")
+
+    @_builtins.property
+    @pulumi.getter(name="matchStatusCode")
+    def match_status_code(self) -> Optional[_builtins.float]:
+        """
+        HTTP status code to match. If not specified, no status code will be matched.
+        """
+        return pulumi.get(self, "match_status_code")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigS3Amazon(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessKeyId":
+            suggest = "access_key_id"
+        elif key == "bucketName":
+            suggest = "bucket_name"
+        elif key == "secretAccessKey":
+            suggest = "secret_access_key"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigS3Amazon. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigS3Amazon.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigS3Amazon.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_key_id: _builtins.str,
+                 bucket_name: _builtins.str,
+                 region: _builtins.str,
+                 secret_access_key: _builtins.str,
+                 directory: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str access_key_id: Access key ID for the Amazon S3 account.
+        :param _builtins.str bucket_name: Name of the Amazon S3 bucket.
+        :param _builtins.str region: Region of the Amazon S3 bucket.
+        :param _builtins.str secret_access_key: Secret access key for the Amazon S3 account.
+        :param _builtins.str directory: Directory in the Amazon S3 bucket where logs will be uploaded.
+        """
+        pulumi.set(__self__, "access_key_id", access_key_id)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+        pulumi.set(__self__, "region", region)
+        pulumi.set(__self__, "secret_access_key", secret_access_key)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+
+    @_builtins.property
+    @pulumi.getter(name="accessKeyId")
+    def access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the Amazon S3 account.
+        """
+        return pulumi.get(self, "access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        """
+        Name of the Amazon S3 bucket.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> _builtins.str:
+        """
+        Region of the Amazon S3 bucket.
+        """
+        return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter(name="secretAccessKey")
+    def secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the Amazon S3 account.
+        """
+        return pulumi.get(self, "secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory in the Amazon S3 bucket where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigS3Gcore(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessKeyId":
+            suggest = "access_key_id"
+        elif key == "bucketName":
+            suggest = "bucket_name"
+        elif key == "secretAccessKey":
+            suggest = "secret_access_key"
+        elif key == "usePathStyle":
+            suggest = "use_path_style"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigS3Gcore. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigS3Gcore.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigS3Gcore.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_key_id: _builtins.str,
+                 bucket_name: _builtins.str,
+                 endpoint: _builtins.str,
+                 region: _builtins.str,
+                 secret_access_key: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 use_path_style: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str access_key_id: Access key ID for the S3-compatible storage account.
+        :param _builtins.str bucket_name: Name of the S3-compatible storage bucket.
+        :param _builtins.str endpoint: Endpoint of the S3-compatible storage service.
+        :param _builtins.str region: Region of the S3-compatible storage bucket.
+        :param _builtins.str secret_access_key: Secret access key for the S3-compatible storage account.
+        :param _builtins.str directory: Directory in the S3-compatible storage bucket where logs will be uploaded.
+        :param _builtins.bool use_path_style: Default value is true.
+        """
+        pulumi.set(__self__, "access_key_id", access_key_id)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+        pulumi.set(__self__, "endpoint", endpoint)
+        pulumi.set(__self__, "region", region)
+        pulumi.set(__self__, "secret_access_key", secret_access_key)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if use_path_style is not None:
+            pulumi.set(__self__, "use_path_style", use_path_style)
+
+    @_builtins.property
+    @pulumi.getter(name="accessKeyId")
+    def access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        """
+        Name of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> _builtins.str:
+        """
+        Endpoint of the S3-compatible storage service.
+        """
+        return pulumi.get(self, "endpoint")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> _builtins.str:
+        """
+        Region of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter(name="secretAccessKey")
+    def secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory in the S3-compatible storage bucket where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter(name="usePathStyle")
+    def use_path_style(self) -> Optional[_builtins.bool]:
+        """
+        Default value is true.
+        """
+        return pulumi.get(self, "use_path_style")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigS3Oss(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessKeyId":
+            suggest = "access_key_id"
+        elif key == "bucketName":
+            suggest = "bucket_name"
+        elif key == "secretAccessKey":
+            suggest = "secret_access_key"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigS3Oss. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigS3Oss.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigS3Oss.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_key_id: _builtins.str,
+                 bucket_name: _builtins.str,
+                 secret_access_key: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 region: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str access_key_id: Access key ID for the OSS account.
+        :param _builtins.str bucket_name: Name of the OSS bucket.
+        :param _builtins.str secret_access_key: Secret access key for the OSS account.
+        :param _builtins.str directory: Directory in the OSS bucket where logs will be uploaded.
+        :param _builtins.str region: Region of the OSS bucket.
+        """
+        pulumi.set(__self__, "access_key_id", access_key_id)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+        pulumi.set(__self__, "secret_access_key", secret_access_key)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if region is not None:
+            pulumi.set(__self__, "region", region)
+
+    @_builtins.property
+    @pulumi.getter(name="accessKeyId")
+    def access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the OSS account.
+        """
+        return pulumi.get(self, "access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        """
+        Name of the OSS bucket.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @_builtins.property
+    @pulumi.getter(name="secretAccessKey")
+    def secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the OSS account.
+        """
+        return pulumi.get(self, "secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory in the OSS bucket where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> Optional[_builtins.str]:
+        """
+        Region of the OSS bucket.
+        """
+        return pulumi.get(self, "region")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigS3Other(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessKeyId":
+            suggest = "access_key_id"
+        elif key == "bucketName":
+            suggest = "bucket_name"
+        elif key == "secretAccessKey":
+            suggest = "secret_access_key"
+        elif key == "usePathStyle":
+            suggest = "use_path_style"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigS3Other. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigS3Other.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigS3Other.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_key_id: _builtins.str,
+                 bucket_name: _builtins.str,
+                 endpoint: _builtins.str,
+                 region: _builtins.str,
+                 secret_access_key: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 use_path_style: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str access_key_id: Access key ID for the S3-compatible storage account.
+        :param _builtins.str bucket_name: Name of the S3-compatible storage bucket.
+        :param _builtins.str endpoint: Endpoint of the S3-compatible storage service.
+        :param _builtins.str region: Region of the S3-compatible storage bucket.
+        :param _builtins.str secret_access_key: Secret access key for the S3-compatible storage account.
+        :param _builtins.str directory: Directory in the S3-compatible storage bucket where logs will be uploaded.
+        :param _builtins.bool use_path_style: Default value is true.
+        """
+        pulumi.set(__self__, "access_key_id", access_key_id)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+        pulumi.set(__self__, "endpoint", endpoint)
+        pulumi.set(__self__, "region", region)
+        pulumi.set(__self__, "secret_access_key", secret_access_key)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if use_path_style is not None:
+            pulumi.set(__self__, "use_path_style", use_path_style)
+
+    @_builtins.property
+    @pulumi.getter(name="accessKeyId")
+    def access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        """
+        Name of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> _builtins.str:
+        """
+        Endpoint of the S3-compatible storage service.
+        """
+        return pulumi.get(self, "endpoint")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> _builtins.str:
+        """
+        Region of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter(name="secretAccessKey")
+    def secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory in the S3-compatible storage bucket where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter(name="usePathStyle")
+    def use_path_style(self) -> Optional[_builtins.bool]:
+        """
+        Default value is true.
+        """
+        return pulumi.get(self, "use_path_style")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigS3V1(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessKeyId":
+            suggest = "access_key_id"
+        elif key == "bucketName":
+            suggest = "bucket_name"
+        elif key == "secretAccessKey":
+            suggest = "secret_access_key"
+        elif key == "usePathStyle":
+            suggest = "use_path_style"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigS3V1. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigS3V1.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigS3V1.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_key_id: _builtins.str,
+                 bucket_name: _builtins.str,
+                 endpoint: _builtins.str,
+                 region: _builtins.str,
+                 secret_access_key: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 use_path_style: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str access_key_id: Access key ID for the S3-compatible storage account.
+        :param _builtins.str bucket_name: Name of the S3-compatible storage bucket.
+        :param _builtins.str endpoint: Endpoint of the S3-compatible storage service.
+        :param _builtins.str region: Region of the S3-compatible storage bucket.
+        :param _builtins.str secret_access_key: Secret access key for the S3-compatible storage account.
+        :param _builtins.str directory: Directory in the S3-compatible storage bucket where logs will be uploaded.
+        :param _builtins.bool use_path_style: Default value is true.
+        """
+        pulumi.set(__self__, "access_key_id", access_key_id)
+        pulumi.set(__self__, "bucket_name", bucket_name)
+        pulumi.set(__self__, "endpoint", endpoint)
+        pulumi.set(__self__, "region", region)
+        pulumi.set(__self__, "secret_access_key", secret_access_key)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if use_path_style is not None:
+            pulumi.set(__self__, "use_path_style", use_path_style)
+
+    @_builtins.property
+    @pulumi.getter(name="accessKeyId")
+    def access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="bucketName")
+    def bucket_name(self) -> _builtins.str:
+        """
+        Name of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "bucket_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoint(self) -> _builtins.str:
+        """
+        Endpoint of the S3-compatible storage service.
+        """
+        return pulumi.get(self, "endpoint")
+
+    @_builtins.property
+    @pulumi.getter
+    def region(self) -> _builtins.str:
+        """
+        Region of the S3-compatible storage bucket.
+        """
+        return pulumi.get(self, "region")
+
+    @_builtins.property
+    @pulumi.getter(name="secretAccessKey")
+    def secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the S3-compatible storage account.
+        """
+        return pulumi.get(self, "secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory in the S3-compatible storage bucket where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter(name="usePathStyle")
+    def use_path_style(self) -> Optional[_builtins.bool]:
+        """
+        Default value is true.
+        """
+        return pulumi.get(self, "use_path_style")
+
+
+@pulumi.output_type
+class CdnLogsUploaderTargetConfigSftp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "keyPassphrase":
+            suggest = "key_passphrase"
+        elif key == "privateKey":
+            suggest = "private_key"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnLogsUploaderTargetConfigSftp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnLogsUploaderTargetConfigSftp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnLogsUploaderTargetConfigSftp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 hostname: _builtins.str,
+                 user: _builtins.str,
+                 directory: Optional[_builtins.str] = None,
+                 key_passphrase: Optional[_builtins.str] = None,
+                 password: Optional[_builtins.str] = None,
+                 private_key: Optional[_builtins.str] = None,
+                 timeout_seconds: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str hostname: Hostname or IP address of the SFTP server.
+        :param _builtins.str user: Username for the SFTP account.
+        :param _builtins.str directory: Directory on the SFTP server where logs will be uploaded.
+        :param _builtins.str key_passphrase: Passphrase for the private key.
+        :param _builtins.str password: Password for the SFTP account.
+        :param _builtins.str private_key: Private key for the SFTP account.
+        :param _builtins.float timeout_seconds: Timeout for the SFTP connection in seconds. Default value is 10.
+        """
+        pulumi.set(__self__, "hostname", hostname)
+        pulumi.set(__self__, "user", user)
+        if directory is not None:
+            pulumi.set(__self__, "directory", directory)
+        if key_passphrase is not None:
+            pulumi.set(__self__, "key_passphrase", key_passphrase)
+        if password is not None:
+            pulumi.set(__self__, "password", password)
+        if private_key is not None:
+            pulumi.set(__self__, "private_key", private_key)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+
+    @_builtins.property
+    @pulumi.getter
+    def hostname(self) -> _builtins.str:
+        """
+        Hostname or IP address of the SFTP server.
+        """
+        return pulumi.get(self, "hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def user(self) -> _builtins.str:
+        """
+        Username for the SFTP account.
+        """
+        return pulumi.get(self, "user")
+
+    @_builtins.property
+    @pulumi.getter
+    def directory(self) -> Optional[_builtins.str]:
+        """
+        Directory on the SFTP server where logs will be uploaded.
+        """
+        return pulumi.get(self, "directory")
+
+    @_builtins.property
+    @pulumi.getter(name="keyPassphrase")
+    def key_passphrase(self) -> Optional[_builtins.str]:
+        """
+        Passphrase for the private key.
+        """
+        return pulumi.get(self, "key_passphrase")
+
+    @_builtins.property
+    @pulumi.getter
+    def password(self) -> Optional[_builtins.str]:
+        """
+        Password for the SFTP account.
+        """
+        return pulumi.get(self, "password")
+
+    @_builtins.property
+    @pulumi.getter(name="privateKey")
+    def private_key(self) -> Optional[_builtins.str]:
+        """
+        Private key for the SFTP account.
+        """
+        return pulumi.get(self, "private_key")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Timeout for the SFTP connection in seconds. Default value is 10.
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+
+@pulumi.output_type
+class CdnOrigingroupAuth(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "s3AccessKeyId":
+            suggest = "s3_access_key_id"
+        elif key == "s3BucketName":
+            suggest = "s3_bucket_name"
+        elif key == "s3SecretAccessKey":
+            suggest = "s3_secret_access_key"
+        elif key == "s3Type":
+            suggest = "s3_type"
+        elif key == "s3Region":
+            suggest = "s3_region"
+        elif key == "s3StorageHostname":
+            suggest = "s3_storage_hostname"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnOrigingroupAuth. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnOrigingroupAuth.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnOrigingroupAuth.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 s3_access_key_id: _builtins.str,
+                 s3_bucket_name: _builtins.str,
+                 s3_secret_access_key: _builtins.str,
+                 s3_type: _builtins.str,
+                 s3_region: Optional[_builtins.str] = None,
+                 s3_storage_hostname: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str s3_access_key_id: Access key ID for the S3 storage
+        :param _builtins.str s3_bucket_name: Bucket name of the S3 storage
+        :param _builtins.str s3_secret_access_key: Secret access key for the S3 storage
+        :param _builtins.str s3_type: Type of the S3 storage, accepted values: 'other' or 'amazon'
+        :param _builtins.str s3_region: Region of the S3 storage, required if<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'amazon'
+        :param _builtins.str s3_storage_hostname: Hostname of the S3 storage, required if<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'other'
+        """
+        pulumi.set(__self__, "s3_access_key_id", s3_access_key_id)
+        pulumi.set(__self__, "s3_bucket_name", s3_bucket_name)
+        pulumi.set(__self__, "s3_secret_access_key", s3_secret_access_key)
+        pulumi.set(__self__, "s3_type", s3_type)
+        if s3_region is not None:
+            pulumi.set(__self__, "s3_region", s3_region)
+        if s3_storage_hostname is not None:
+            pulumi.set(__self__, "s3_storage_hostname", s3_storage_hostname)
+
+    @_builtins.property
+    @pulumi.getter(name="s3AccessKeyId")
+    def s3_access_key_id(self) -> _builtins.str:
+        """
+        Access key ID for the S3 storage
+        """
+        return pulumi.get(self, "s3_access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="s3BucketName")
+    def s3_bucket_name(self) -> _builtins.str:
+        """
+        Bucket name of the S3 storage
+        """
+        return pulumi.get(self, "s3_bucket_name")
+
+    @_builtins.property
+    @pulumi.getter(name="s3SecretAccessKey")
+    def s3_secret_access_key(self) -> _builtins.str:
+        """
+        Secret access key for the S3 storage
+        """
+        return pulumi.get(self, "s3_secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Type")
+    def s3_type(self) -> _builtins.str:
+        """
+        Type of the S3 storage, accepted values: 'other' or 'amazon'
+        """
+        return pulumi.get(self, "s3_type")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Region")
+    def s3_region(self) -> Optional[_builtins.str]:
+        """
+        Region of the S3 storage, required if<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'amazon'
+        """
+        return pulumi.get(self, "s3_region")
+
+    @_builtins.property
+    @pulumi.getter(name="s3StorageHostname")
+    def s3_storage_hostname(self) -> Optional[_builtins.str]:
+        """
+        Hostname of the S3 storage, required if<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'other'
+        """
+        return pulumi.get(self, "s3_storage_hostname")
+
+
+@pulumi.output_type
+class CdnOrigingroupOrigin(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "hostHeaderOverride":
+            suggest = "host_header_override"
+        elif key == "originType":
+            suggest = "origin_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnOrigingroupOrigin. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnOrigingroupOrigin.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnOrigingroupOrigin.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 backup: Optional[_builtins.bool] = None,
+                 config: Optional['outputs.CdnOrigingroupOriginConfig'] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 host_header_override: Optional[_builtins.str] = None,
+                 origin_type: Optional[_builtins.str] = None,
+                 source: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool backup: Defines whether the origin is a backup, meaning that it will not be used until one of active origins become unavailable. Default value is false.
+        :param 'CdnOrigingroupOriginConfigArgs' config: S3 configuration for the origin. Required when<span pulumi-lang-nodejs=" originType " pulumi-lang-dotnet=" OriginType " pulumi-lang-go=" originType " pulumi-lang-python=" origin_type " pulumi-lang-yaml=" originType " pulumi-lang-java=" originType "> origin_type </span>is 's3'.
+        :param _builtins.bool enabled: The setting allows to enable or disable an Origin source in the Origins group. Default value is true.
+        :param _builtins.str host_header_override: Per-origin host header override.
+        :param _builtins.str origin_type: Type of the origin: 'host' (default) or 's3'.
+        :param _builtins.str source: IP address or Domain name of your origin and the port if custom. Required for host origins.
+        """
+        if backup is not None:
+            pulumi.set(__self__, "backup", backup)
+        if config is not None:
+            pulumi.set(__self__, "config", config)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if host_header_override is not None:
+            pulumi.set(__self__, "host_header_override", host_header_override)
+        if origin_type is not None:
+            pulumi.set(__self__, "origin_type", origin_type)
+        if source is not None:
+            pulumi.set(__self__, "source", source)
+
+    @_builtins.property
+    @pulumi.getter
+    def backup(self) -> Optional[_builtins.bool]:
+        """
+        Defines whether the origin is a backup, meaning that it will not be used until one of active origins become unavailable. Default value is false.
+        """
+        return pulumi.get(self, "backup")
+
+    @_builtins.property
+    @pulumi.getter
+    def config(self) -> Optional['outputs.CdnOrigingroupOriginConfig']:
+        """
+        S3 configuration for the origin. Required when<span pulumi-lang-nodejs=" originType " pulumi-lang-dotnet=" OriginType " pulumi-lang-go=" originType " pulumi-lang-python=" origin_type " pulumi-lang-yaml=" originType " pulumi-lang-java=" originType "> origin_type </span>is 's3'.
+        """
+        return pulumi.get(self, "config")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        The setting allows to enable or disable an Origin source in the Origins group. Default value is true.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="hostHeaderOverride")
+    def host_header_override(self) -> Optional[_builtins.str]:
+        """
+        Per-origin host header override.
+        """
+        return pulumi.get(self, "host_header_override")
+
+    @_builtins.property
+    @pulumi.getter(name="originType")
+    def origin_type(self) -> Optional[_builtins.str]:
+        """
+        Type of the origin: 'host' (default) or 's3'.
+        """
+        return pulumi.get(self, "origin_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> Optional[_builtins.str]:
+        """
+        IP address or Domain name of your origin and the port if custom. Required for host origins.
+        """
+        return pulumi.get(self, "source")
+
+
+@pulumi.output_type
+class CdnOrigingroupOriginConfig(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "s3AccessKeyId":
+            suggest = "s3_access_key_id"
+        elif key == "s3BucketName":
+            suggest = "s3_bucket_name"
+        elif key == "s3SecretAccessKey":
+            suggest = "s3_secret_access_key"
+        elif key == "s3Type":
+            suggest = "s3_type"
+        elif key == "s3AuthType":
+            suggest = "s3_auth_type"
+        elif key == "s3Region":
+            suggest = "s3_region"
+        elif key == "s3StorageHostname":
+            suggest = "s3_storage_hostname"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnOrigingroupOriginConfig. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnOrigingroupOriginConfig.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnOrigingroupOriginConfig.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 s3_access_key_id: _builtins.str,
+                 s3_bucket_name: _builtins.str,
+                 s3_secret_access_key: _builtins.str,
+                 s3_type: _builtins.str,
+                 s3_auth_type: Optional[_builtins.str] = None,
+                 s3_region: Optional[_builtins.str] = None,
+                 s3_storage_hostname: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str s3_access_key_id: S3 access key ID.
+        :param _builtins.str s3_bucket_name: S3 bucket name.
+        :param _builtins.str s3_secret_access_key: S3 secret access key.
+        :param _builtins.str s3_type: Type of S3 storage: 'amazon' or 'other'.
+        :param _builtins.str s3_auth_type: S3 authentication type. Default: 'awsSignatureV4'.
+        :param _builtins.str s3_region: S3 region. Required when<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'amazon'.
+        :param _builtins.str s3_storage_hostname: S3 storage hostname. Required when<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'other'.
+        """
+        pulumi.set(__self__, "s3_access_key_id", s3_access_key_id)
+        pulumi.set(__self__, "s3_bucket_name", s3_bucket_name)
+        pulumi.set(__self__, "s3_secret_access_key", s3_secret_access_key)
+        pulumi.set(__self__, "s3_type", s3_type)
+        if s3_auth_type is not None:
+            pulumi.set(__self__, "s3_auth_type", s3_auth_type)
+        if s3_region is not None:
+            pulumi.set(__self__, "s3_region", s3_region)
+        if s3_storage_hostname is not None:
+            pulumi.set(__self__, "s3_storage_hostname", s3_storage_hostname)
+
+    @_builtins.property
+    @pulumi.getter(name="s3AccessKeyId")
+    def s3_access_key_id(self) -> _builtins.str:
+        """
+        S3 access key ID.
+        """
+        return pulumi.get(self, "s3_access_key_id")
+
+    @_builtins.property
+    @pulumi.getter(name="s3BucketName")
+    def s3_bucket_name(self) -> _builtins.str:
+        """
+        S3 bucket name.
+        """
+        return pulumi.get(self, "s3_bucket_name")
+
+    @_builtins.property
+    @pulumi.getter(name="s3SecretAccessKey")
+    def s3_secret_access_key(self) -> _builtins.str:
+        """
+        S3 secret access key.
+        """
+        return pulumi.get(self, "s3_secret_access_key")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Type")
+    def s3_type(self) -> _builtins.str:
+        """
+        Type of S3 storage: 'amazon' or 'other'.
+        """
+        return pulumi.get(self, "s3_type")
+
+    @_builtins.property
+    @pulumi.getter(name="s3AuthType")
+    def s3_auth_type(self) -> Optional[_builtins.str]:
+        """
+        S3 authentication type. Default: 'awsSignatureV4'.
+        """
+        return pulumi.get(self, "s3_auth_type")
+
+    @_builtins.property
+    @pulumi.getter(name="s3Region")
+    def s3_region(self) -> Optional[_builtins.str]:
+        """
+        S3 region. Required when<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'amazon'.
+        """
+        return pulumi.get(self, "s3_region")
+
+    @_builtins.property
+    @pulumi.getter(name="s3StorageHostname")
+    def s3_storage_hostname(self) -> Optional[_builtins.str]:
+        """
+        S3 storage hostname. Required when<span pulumi-lang-nodejs=" s3Type " pulumi-lang-dotnet=" S3Type " pulumi-lang-go=" s3Type " pulumi-lang-python=" s3_type " pulumi-lang-yaml=" s3Type " pulumi-lang-java=" s3Type "> s3_type </span>is 'other'.
+        """
+        return pulumi.get(self, "s3_storage_hostname")
+
+
+@pulumi.output_type
+class CdnResourceOptions(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "allowedHttpMethods":
+            suggest = "allowed_http_methods"
+        elif key == "brotliCompression":
+            suggest = "brotli_compression"
+        elif key == "browserCacheSettings":
+            suggest = "browser_cache_settings"
+        elif key == "countryAcl":
+            suggest = "country_acl"
+        elif key == "disableProxyForceRanges":
+            suggest = "disable_proxy_force_ranges"
+        elif key == "edgeCacheSettings":
+            suggest = "edge_cache_settings"
+        elif key == "fetchCompressed":
+            suggest = "fetch_compressed"
+        elif key == "followOriginRedirect":
+            suggest = "follow_origin_redirect"
+        elif key == "forceReturn":
+            suggest = "force_return"
+        elif key == "forwardHostHeader":
+            suggest = "forward_host_header"
+        elif key == "gzipOn":
+            suggest = "gzip_on"
+        elif key == "hostHeader":
+            suggest = "host_header"
+        elif key == "http3Enabled":
+            suggest = "http3_enabled"
+        elif key == "ignoreCookie":
+            suggest = "ignore_cookie"
+        elif key == "ignoreQueryString":
+            suggest = "ignore_query_string"
+        elif key == "imageStack":
+            suggest = "image_stack"
+        elif key == "ipAddressAcl":
+            suggest = "ip_address_acl"
+        elif key == "limitBandwidth":
+            suggest = "limit_bandwidth"
+        elif key == "proxyCacheKey":
+            suggest = "proxy_cache_key"
+        elif key == "proxyCacheMethodsSet":
+            suggest = "proxy_cache_methods_set"
+        elif key == "proxyConnectTimeout":
+            suggest = "proxy_connect_timeout"
+        elif key == "proxyReadTimeout":
+            suggest = "proxy_read_timeout"
+        elif key == "queryParamsBlacklist":
+            suggest = "query_params_blacklist"
+        elif key == "queryParamsWhitelist":
+            suggest = "query_params_whitelist"
+        elif key == "queryStringForwarding":
+            suggest = "query_string_forwarding"
+        elif key == "redirectHttpToHttps":
+            suggest = "redirect_http_to_https"
+        elif key == "redirectHttpsToHttp":
+            suggest = "redirect_https_to_http"
+        elif key == "referrerAcl":
+            suggest = "referrer_acl"
+        elif key == "responseHeadersHidingPolicy":
+            suggest = "response_headers_hiding_policy"
+        elif key == "secureKey":
+            suggest = "secure_key"
+        elif key == "staticRequestHeaders":
+            suggest = "static_request_headers"
+        elif key == "staticResponseHeaders":
+            suggest = "static_response_headers"
+        elif key == "tlsVersions":
+            suggest = "tls_versions"
+        elif key == "useDefaultLeChain":
+            suggest = "use_default_le_chain"
+        elif key == "useDns01LeChallenge":
+            suggest = "use_dns01_le_challenge"
+        elif key == "useRsaLeCert":
+            suggest = "use_rsa_le_cert"
+        elif key == "userAgentAcl":
+            suggest = "user_agent_acl"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptions. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptions.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptions.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 allowed_http_methods: Optional['outputs.CdnResourceOptionsAllowedHttpMethods'] = None,
+                 brotli_compression: Optional['outputs.CdnResourceOptionsBrotliCompression'] = None,
+                 browser_cache_settings: Optional['outputs.CdnResourceOptionsBrowserCacheSettings'] = None,
+                 cors: Optional['outputs.CdnResourceOptionsCors'] = None,
+                 country_acl: Optional['outputs.CdnResourceOptionsCountryAcl'] = None,
+                 disable_proxy_force_ranges: Optional['outputs.CdnResourceOptionsDisableProxyForceRanges'] = None,
+                 edge_cache_settings: Optional['outputs.CdnResourceOptionsEdgeCacheSettings'] = None,
+                 fastedge: Optional['outputs.CdnResourceOptionsFastedge'] = None,
+                 fetch_compressed: Optional['outputs.CdnResourceOptionsFetchCompressed'] = None,
+                 follow_origin_redirect: Optional['outputs.CdnResourceOptionsFollowOriginRedirect'] = None,
+                 force_return: Optional['outputs.CdnResourceOptionsForceReturn'] = None,
+                 forward_host_header: Optional['outputs.CdnResourceOptionsForwardHostHeader'] = None,
+                 gzip_on: Optional['outputs.CdnResourceOptionsGzipOn'] = None,
+                 host_header: Optional['outputs.CdnResourceOptionsHostHeader'] = None,
+                 http3_enabled: Optional['outputs.CdnResourceOptionsHttp3Enabled'] = None,
+                 ignore_cookie: Optional['outputs.CdnResourceOptionsIgnoreCookie'] = None,
+                 ignore_query_string: Optional['outputs.CdnResourceOptionsIgnoreQueryString'] = None,
+                 image_stack: Optional['outputs.CdnResourceOptionsImageStack'] = None,
+                 ip_address_acl: Optional['outputs.CdnResourceOptionsIpAddressAcl'] = None,
+                 limit_bandwidth: Optional['outputs.CdnResourceOptionsLimitBandwidth'] = None,
+                 proxy_cache_key: Optional['outputs.CdnResourceOptionsProxyCacheKey'] = None,
+                 proxy_cache_methods_set: Optional['outputs.CdnResourceOptionsProxyCacheMethodsSet'] = None,
+                 proxy_connect_timeout: Optional['outputs.CdnResourceOptionsProxyConnectTimeout'] = None,
+                 proxy_read_timeout: Optional['outputs.CdnResourceOptionsProxyReadTimeout'] = None,
+                 query_params_blacklist: Optional['outputs.CdnResourceOptionsQueryParamsBlacklist'] = None,
+                 query_params_whitelist: Optional['outputs.CdnResourceOptionsQueryParamsWhitelist'] = None,
+                 query_string_forwarding: Optional['outputs.CdnResourceOptionsQueryStringForwarding'] = None,
+                 redirect_http_to_https: Optional['outputs.CdnResourceOptionsRedirectHttpToHttps'] = None,
+                 redirect_https_to_http: Optional['outputs.CdnResourceOptionsRedirectHttpsToHttp'] = None,
+                 referrer_acl: Optional['outputs.CdnResourceOptionsReferrerAcl'] = None,
+                 response_headers_hiding_policy: Optional['outputs.CdnResourceOptionsResponseHeadersHidingPolicy'] = None,
+                 rewrite: Optional['outputs.CdnResourceOptionsRewrite'] = None,
+                 secure_key: Optional['outputs.CdnResourceOptionsSecureKey'] = None,
+                 slice: Optional['outputs.CdnResourceOptionsSlice'] = None,
+                 sni: Optional['outputs.CdnResourceOptionsSni'] = None,
+                 stale: Optional['outputs.CdnResourceOptionsStale'] = None,
+                 static_request_headers: Optional['outputs.CdnResourceOptionsStaticRequestHeaders'] = None,
+                 static_response_headers: Optional['outputs.CdnResourceOptionsStaticResponseHeaders'] = None,
+                 tls_versions: Optional['outputs.CdnResourceOptionsTlsVersions'] = None,
+                 use_default_le_chain: Optional['outputs.CdnResourceOptionsUseDefaultLeChain'] = None,
+                 use_dns01_le_challenge: Optional['outputs.CdnResourceOptionsUseDns01LeChallenge'] = None,
+                 use_rsa_le_cert: Optional['outputs.CdnResourceOptionsUseRsaLeCert'] = None,
+                 user_agent_acl: Optional['outputs.CdnResourceOptionsUserAgentAcl'] = None,
+                 waap: Optional['outputs.CdnResourceOptionsWaap'] = None,
+                 waf: Optional['outputs.CdnResourceOptionsWaf'] = None,
+                 websockets: Optional['outputs.CdnResourceOptionsWebsockets'] = None):
+        """
+        :param 'CdnResourceOptionsAllowedHttpMethodsArgs' allowed_http_methods: Specify allowed HTTP methods.
+        :param 'CdnResourceOptionsBrotliCompressionArgs' brotli_compression: Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnResourceOptionsBrowserCacheSettingsArgs' browser_cache_settings: Specify the cache expiration time for customers' browsers in seconds.
+        :param 'CdnResourceOptionsCorsArgs' cors: CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        :param 'CdnResourceOptionsCountryAclArgs' country_acl: Country access policy enables control access to content for specified countries.
+        :param 'CdnResourceOptionsDisableProxyForceRangesArgs' disable_proxy_force_ranges: The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        :param 'CdnResourceOptionsEdgeCacheSettingsArgs' edge_cache_settings: The cache expiration time for CDN servers.
+        :param 'CdnResourceOptionsFastedgeArgs' fastedge: Allows to configure FastEdge app to be called on different request/response phases.
+        :param 'CdnResourceOptionsFetchCompressedArgs' fetch_compressed: Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        :param 'CdnResourceOptionsFollowOriginRedirectArgs' follow_origin_redirect: Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        :param 'CdnResourceOptionsForceReturnArgs' force_return: Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        :param 'CdnResourceOptionsForwardHostHeaderArgs' forward_host_header: When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        :param 'CdnResourceOptionsGzipOnArgs' gzip_on: GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnResourceOptionsHostHeaderArgs' host_header: Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        :param 'CdnResourceOptionsHttp3EnabledArgs' http3_enabled: Use HTTP/3 protocol for content delivery if supported by the end users browser.
+        :param 'CdnResourceOptionsIgnoreCookieArgs' ignore_cookie: By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        :param 'CdnResourceOptionsIgnoreQueryStringArgs' ignore_query_string: Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        :param 'CdnResourceOptionsImageStackArgs' image_stack: Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        :param 'CdnResourceOptionsIpAddressAclArgs' ip_address_acl: IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        :param 'CdnResourceOptionsLimitBandwidthArgs' limit_bandwidth: The option allows to control the download speed per connection.
+        :param 'CdnResourceOptionsProxyCacheKeyArgs' proxy_cache_key: The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        :param 'CdnResourceOptionsProxyCacheMethodsSetArgs' proxy_cache_methods_set: Allows caching for GET, HEAD and POST requests.
+        :param 'CdnResourceOptionsProxyConnectTimeoutArgs' proxy_connect_timeout: The time limit for establishing a connection with the origin.
+        :param 'CdnResourceOptionsProxyReadTimeoutArgs' proxy_read_timeout: The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        :param 'CdnResourceOptionsQueryParamsBlacklistArgs' query_params_blacklist: Specify list of query strings. Files with those query strings will be cached as one object.
+        :param 'CdnResourceOptionsQueryParamsWhitelistArgs' query_params_whitelist: Specify list of query strings. Files with those query strings will be cached as different objects.
+        :param 'CdnResourceOptionsQueryStringForwardingArgs' query_string_forwarding: The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        :param 'CdnResourceOptionsRedirectHttpToHttpsArgs' redirect_http_to_https: When enabled, HTTP requests are redirected to HTTPS.
+        :param 'CdnResourceOptionsRedirectHttpsToHttpArgs' redirect_https_to_http: When enabled, HTTPS requests are redirected to HTTP.
+        :param 'CdnResourceOptionsReferrerAclArgs' referrer_acl: Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        :param 'CdnResourceOptionsResponseHeadersHidingPolicyArgs' response_headers_hiding_policy: Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        :param 'CdnResourceOptionsRewriteArgs' rewrite: Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        :param 'CdnResourceOptionsSecureKeyArgs' secure_key: The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        :param 'CdnResourceOptionsSliceArgs' slice: When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        :param 'CdnResourceOptionsSniArgs' sni: Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        :param 'CdnResourceOptionsStaleArgs' stale: The list of errors which Always Online option is applied for.
+        :param 'CdnResourceOptionsStaticRequestHeadersArgs' static_request_headers: Specify custom HTTP Headers for a CDN server to add to request.
+        :param 'CdnResourceOptionsStaticResponseHeadersArgs' static_response_headers: Specify custom HTTP Headers that a CDN server adds to a response.
+        :param 'CdnResourceOptionsTlsVersionsArgs' tls_versions: The option specifies a list of allowed SSL/TLS protocol versions. The list cannot be empty. By default, the option is disabled (all protocols versions are allowed).
+        :param 'CdnResourceOptionsUseDefaultLeChainArgs' use_default_le_chain: The option allows choosing a Let's Encrypt certificate chain. The specified chain will be used during the next Let's Encrypt certificate issue or renewal.
+        :param 'CdnResourceOptionsUseDns01LeChallengeArgs' use_dns01_le_challenge: The option allows to enable DNS-01 challenge to issue a Let's Encrypt certificate for the resource. DNS service should be activated to enable this option.
+        :param 'CdnResourceOptionsUseRsaLeCertArgs' use_rsa_le_cert: The option allows choosing the RSA Let's Encrypt certificate type for the resource.
+        :param 'CdnResourceOptionsUserAgentAclArgs' user_agent_acl: User agents policy option allows to control access to the content for specified user-agent.
+        :param 'CdnResourceOptionsWaapArgs' waap: Option allows to enable WAAP (Web Application and API Protection).
+        :param 'CdnResourceOptionsWafArgs' waf: Option allows to enable Basic WAF to protect you against the most common threats.
+        :param 'CdnResourceOptionsWebsocketsArgs' websockets: WebSockets option allows WebSockets connections to an origin server.
+        """
+        if allowed_http_methods is not None:
+            pulumi.set(__self__, "allowed_http_methods", allowed_http_methods)
+        if brotli_compression is not None:
+            pulumi.set(__self__, "brotli_compression", brotli_compression)
+        if browser_cache_settings is not None:
+            pulumi.set(__self__, "browser_cache_settings", browser_cache_settings)
+        if cors is not None:
+            pulumi.set(__self__, "cors", cors)
+        if country_acl is not None:
+            pulumi.set(__self__, "country_acl", country_acl)
+        if disable_proxy_force_ranges is not None:
+            pulumi.set(__self__, "disable_proxy_force_ranges", disable_proxy_force_ranges)
+        if edge_cache_settings is not None:
+            pulumi.set(__self__, "edge_cache_settings", edge_cache_settings)
+        if fastedge is not None:
+            pulumi.set(__self__, "fastedge", fastedge)
+        if fetch_compressed is not None:
+            pulumi.set(__self__, "fetch_compressed", fetch_compressed)
+        if follow_origin_redirect is not None:
+            pulumi.set(__self__, "follow_origin_redirect", follow_origin_redirect)
+        if force_return is not None:
+            pulumi.set(__self__, "force_return", force_return)
+        if forward_host_header is not None:
+            pulumi.set(__self__, "forward_host_header", forward_host_header)
+        if gzip_on is not None:
+            pulumi.set(__self__, "gzip_on", gzip_on)
+        if host_header is not None:
+            pulumi.set(__self__, "host_header", host_header)
+        if http3_enabled is not None:
+            pulumi.set(__self__, "http3_enabled", http3_enabled)
+        if ignore_cookie is not None:
+            pulumi.set(__self__, "ignore_cookie", ignore_cookie)
+        if ignore_query_string is not None:
+            pulumi.set(__self__, "ignore_query_string", ignore_query_string)
+        if image_stack is not None:
+            pulumi.set(__self__, "image_stack", image_stack)
+        if ip_address_acl is not None:
+            pulumi.set(__self__, "ip_address_acl", ip_address_acl)
+        if limit_bandwidth is not None:
+            pulumi.set(__self__, "limit_bandwidth", limit_bandwidth)
+        if proxy_cache_key is not None:
+            pulumi.set(__self__, "proxy_cache_key", proxy_cache_key)
+        if proxy_cache_methods_set is not None:
+            pulumi.set(__self__, "proxy_cache_methods_set", proxy_cache_methods_set)
+        if proxy_connect_timeout is not None:
+            pulumi.set(__self__, "proxy_connect_timeout", proxy_connect_timeout)
+        if proxy_read_timeout is not None:
+            pulumi.set(__self__, "proxy_read_timeout", proxy_read_timeout)
+        if query_params_blacklist is not None:
+            pulumi.set(__self__, "query_params_blacklist", query_params_blacklist)
+        if query_params_whitelist is not None:
+            pulumi.set(__self__, "query_params_whitelist", query_params_whitelist)
+        if query_string_forwarding is not None:
+            pulumi.set(__self__, "query_string_forwarding", query_string_forwarding)
+        if redirect_http_to_https is not None:
+            pulumi.set(__self__, "redirect_http_to_https", redirect_http_to_https)
+        if redirect_https_to_http is not None:
+            pulumi.set(__self__, "redirect_https_to_http", redirect_https_to_http)
+        if referrer_acl is not None:
+            pulumi.set(__self__, "referrer_acl", referrer_acl)
+        if response_headers_hiding_policy is not None:
+            pulumi.set(__self__, "response_headers_hiding_policy", response_headers_hiding_policy)
+        if rewrite is not None:
+            pulumi.set(__self__, "rewrite", rewrite)
+        if secure_key is not None:
+            pulumi.set(__self__, "secure_key", secure_key)
+        if slice is not None:
+            pulumi.set(__self__, "slice", slice)
+        if sni is not None:
+            pulumi.set(__self__, "sni", sni)
+        if stale is not None:
+            pulumi.set(__self__, "stale", stale)
+        if static_request_headers is not None:
+            pulumi.set(__self__, "static_request_headers", static_request_headers)
+        if static_response_headers is not None:
+            pulumi.set(__self__, "static_response_headers", static_response_headers)
+        if tls_versions is not None:
+            pulumi.set(__self__, "tls_versions", tls_versions)
+        if use_default_le_chain is not None:
+            pulumi.set(__self__, "use_default_le_chain", use_default_le_chain)
+        if use_dns01_le_challenge is not None:
+            pulumi.set(__self__, "use_dns01_le_challenge", use_dns01_le_challenge)
+        if use_rsa_le_cert is not None:
+            pulumi.set(__self__, "use_rsa_le_cert", use_rsa_le_cert)
+        if user_agent_acl is not None:
+            pulumi.set(__self__, "user_agent_acl", user_agent_acl)
+        if waap is not None:
+            pulumi.set(__self__, "waap", waap)
+        if waf is not None:
+            pulumi.set(__self__, "waf", waf)
+        if websockets is not None:
+            pulumi.set(__self__, "websockets", websockets)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedHttpMethods")
+    def allowed_http_methods(self) -> Optional['outputs.CdnResourceOptionsAllowedHttpMethods']:
+        """
+        Specify allowed HTTP methods.
+        """
+        return pulumi.get(self, "allowed_http_methods")
+
+    @_builtins.property
+    @pulumi.getter(name="brotliCompression")
+    def brotli_compression(self) -> Optional['outputs.CdnResourceOptionsBrotliCompression']:
+        """
+        Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "brotli_compression")
+
+    @_builtins.property
+    @pulumi.getter(name="browserCacheSettings")
+    def browser_cache_settings(self) -> Optional['outputs.CdnResourceOptionsBrowserCacheSettings']:
+        """
+        Specify the cache expiration time for customers' browsers in seconds.
+        """
+        return pulumi.get(self, "browser_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def cors(self) -> Optional['outputs.CdnResourceOptionsCors']:
+        """
+        CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        """
+        return pulumi.get(self, "cors")
+
+    @_builtins.property
+    @pulumi.getter(name="countryAcl")
+    def country_acl(self) -> Optional['outputs.CdnResourceOptionsCountryAcl']:
+        """
+        Country access policy enables control access to content for specified countries.
+        """
+        return pulumi.get(self, "country_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="disableProxyForceRanges")
+    def disable_proxy_force_ranges(self) -> Optional['outputs.CdnResourceOptionsDisableProxyForceRanges']:
+        """
+        The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        """
+        return pulumi.get(self, "disable_proxy_force_ranges")
+
+    @_builtins.property
+    @pulumi.getter(name="edgeCacheSettings")
+    def edge_cache_settings(self) -> Optional['outputs.CdnResourceOptionsEdgeCacheSettings']:
+        """
+        The cache expiration time for CDN servers.
+        """
+        return pulumi.get(self, "edge_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def fastedge(self) -> Optional['outputs.CdnResourceOptionsFastedge']:
+        """
+        Allows to configure FastEdge app to be called on different request/response phases.
+        """
+        return pulumi.get(self, "fastedge")
+
+    @_builtins.property
+    @pulumi.getter(name="fetchCompressed")
+    def fetch_compressed(self) -> Optional['outputs.CdnResourceOptionsFetchCompressed']:
+        """
+        Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        """
+        return pulumi.get(self, "fetch_compressed")
+
+    @_builtins.property
+    @pulumi.getter(name="followOriginRedirect")
+    def follow_origin_redirect(self) -> Optional['outputs.CdnResourceOptionsFollowOriginRedirect']:
+        """
+        Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        """
+        return pulumi.get(self, "follow_origin_redirect")
+
+    @_builtins.property
+    @pulumi.getter(name="forceReturn")
+    def force_return(self) -> Optional['outputs.CdnResourceOptionsForceReturn']:
+        """
+        Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        """
+        return pulumi.get(self, "force_return")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardHostHeader")
+    def forward_host_header(self) -> Optional['outputs.CdnResourceOptionsForwardHostHeader']:
+        """
+        When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        """
+        return pulumi.get(self, "forward_host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="gzipOn")
+    def gzip_on(self) -> Optional['outputs.CdnResourceOptionsGzipOn']:
+        """
+        GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "gzip_on")
+
+    @_builtins.property
+    @pulumi.getter(name="hostHeader")
+    def host_header(self) -> Optional['outputs.CdnResourceOptionsHostHeader']:
+        """
+        Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        """
+        return pulumi.get(self, "host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="http3Enabled")
+    def http3_enabled(self) -> Optional['outputs.CdnResourceOptionsHttp3Enabled']:
+        """
+        Use HTTP/3 protocol for content delivery if supported by the end users browser.
+        """
+        return pulumi.get(self, "http3_enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreCookie")
+    def ignore_cookie(self) -> Optional['outputs.CdnResourceOptionsIgnoreCookie']:
+        """
+        By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        """
+        return pulumi.get(self, "ignore_cookie")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreQueryString")
+    def ignore_query_string(self) -> Optional['outputs.CdnResourceOptionsIgnoreQueryString']:
+        """
+        Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        """
+        return pulumi.get(self, "ignore_query_string")
+
+    @_builtins.property
+    @pulumi.getter(name="imageStack")
+    def image_stack(self) -> Optional['outputs.CdnResourceOptionsImageStack']:
+        """
+        Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        """
+        return pulumi.get(self, "image_stack")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddressAcl")
+    def ip_address_acl(self) -> Optional['outputs.CdnResourceOptionsIpAddressAcl']:
+        """
+        IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        """
+        return pulumi.get(self, "ip_address_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="limitBandwidth")
+    def limit_bandwidth(self) -> Optional['outputs.CdnResourceOptionsLimitBandwidth']:
+        """
+        The option allows to control the download speed per connection.
+        """
+        return pulumi.get(self, "limit_bandwidth")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheKey")
+    def proxy_cache_key(self) -> Optional['outputs.CdnResourceOptionsProxyCacheKey']:
+        """
+        The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        """
+        return pulumi.get(self, "proxy_cache_key")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheMethodsSet")
+    def proxy_cache_methods_set(self) -> Optional['outputs.CdnResourceOptionsProxyCacheMethodsSet']:
+        """
+        Allows caching for GET, HEAD and POST requests.
+        """
+        return pulumi.get(self, "proxy_cache_methods_set")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyConnectTimeout")
+    def proxy_connect_timeout(self) -> Optional['outputs.CdnResourceOptionsProxyConnectTimeout']:
+        """
+        The time limit for establishing a connection with the origin.
+        """
+        return pulumi.get(self, "proxy_connect_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyReadTimeout")
+    def proxy_read_timeout(self) -> Optional['outputs.CdnResourceOptionsProxyReadTimeout']:
+        """
+        The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        """
+        return pulumi.get(self, "proxy_read_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsBlacklist")
+    def query_params_blacklist(self) -> Optional['outputs.CdnResourceOptionsQueryParamsBlacklist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as one object.
+        """
+        return pulumi.get(self, "query_params_blacklist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsWhitelist")
+    def query_params_whitelist(self) -> Optional['outputs.CdnResourceOptionsQueryParamsWhitelist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as different objects.
+        """
+        return pulumi.get(self, "query_params_whitelist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryStringForwarding")
+    def query_string_forwarding(self) -> Optional['outputs.CdnResourceOptionsQueryStringForwarding']:
+        """
+        The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        """
+        return pulumi.get(self, "query_string_forwarding")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpToHttps")
+    def redirect_http_to_https(self) -> Optional['outputs.CdnResourceOptionsRedirectHttpToHttps']:
+        """
+        When enabled, HTTP requests are redirected to HTTPS.
+        """
+        return pulumi.get(self, "redirect_http_to_https")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpsToHttp")
+    def redirect_https_to_http(self) -> Optional['outputs.CdnResourceOptionsRedirectHttpsToHttp']:
+        """
+        When enabled, HTTPS requests are redirected to HTTP.
+        """
+        return pulumi.get(self, "redirect_https_to_http")
+
+    @_builtins.property
+    @pulumi.getter(name="referrerAcl")
+    def referrer_acl(self) -> Optional['outputs.CdnResourceOptionsReferrerAcl']:
+        """
+        Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        """
+        return pulumi.get(self, "referrer_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="responseHeadersHidingPolicy")
+    def response_headers_hiding_policy(self) -> Optional['outputs.CdnResourceOptionsResponseHeadersHidingPolicy']:
+        """
+        Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        """
+        return pulumi.get(self, "response_headers_hiding_policy")
+
+    @_builtins.property
+    @pulumi.getter
+    def rewrite(self) -> Optional['outputs.CdnResourceOptionsRewrite']:
+        """
+        Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        """
+        return pulumi.get(self, "rewrite")
+
+    @_builtins.property
+    @pulumi.getter(name="secureKey")
+    def secure_key(self) -> Optional['outputs.CdnResourceOptionsSecureKey']:
+        """
+        The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        """
+        return pulumi.get(self, "secure_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def slice(self) -> Optional['outputs.CdnResourceOptionsSlice']:
+        """
+        When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        """
+        return pulumi.get(self, "slice")
+
+    @_builtins.property
+    @pulumi.getter
+    def sni(self) -> Optional['outputs.CdnResourceOptionsSni']:
+        """
+        Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        """
+        return pulumi.get(self, "sni")
+
+    @_builtins.property
+    @pulumi.getter
+    def stale(self) -> Optional['outputs.CdnResourceOptionsStale']:
+        """
+        The list of errors which Always Online option is applied for.
+        """
+        return pulumi.get(self, "stale")
+
+    @_builtins.property
+    @pulumi.getter(name="staticRequestHeaders")
+    def static_request_headers(self) -> Optional['outputs.CdnResourceOptionsStaticRequestHeaders']:
+        """
+        Specify custom HTTP Headers for a CDN server to add to request.
+        """
+        return pulumi.get(self, "static_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="staticResponseHeaders")
+    def static_response_headers(self) -> Optional['outputs.CdnResourceOptionsStaticResponseHeaders']:
+        """
+        Specify custom HTTP Headers that a CDN server adds to a response.
+        """
+        return pulumi.get(self, "static_response_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="tlsVersions")
+    def tls_versions(self) -> Optional['outputs.CdnResourceOptionsTlsVersions']:
+        """
+        The option specifies a list of allowed SSL/TLS protocol versions. The list cannot be empty. By default, the option is disabled (all protocols versions are allowed).
+        """
+        return pulumi.get(self, "tls_versions")
+
+    @_builtins.property
+    @pulumi.getter(name="useDefaultLeChain")
+    def use_default_le_chain(self) -> Optional['outputs.CdnResourceOptionsUseDefaultLeChain']:
+        """
+        The option allows choosing a Let's Encrypt certificate chain. The specified chain will be used during the next Let's Encrypt certificate issue or renewal.
+        """
+        return pulumi.get(self, "use_default_le_chain")
+
+    @_builtins.property
+    @pulumi.getter(name="useDns01LeChallenge")
+    def use_dns01_le_challenge(self) -> Optional['outputs.CdnResourceOptionsUseDns01LeChallenge']:
+        """
+        The option allows to enable DNS-01 challenge to issue a Let's Encrypt certificate for the resource. DNS service should be activated to enable this option.
+        """
+        return pulumi.get(self, "use_dns01_le_challenge")
+
+    @_builtins.property
+    @pulumi.getter(name="useRsaLeCert")
+    def use_rsa_le_cert(self) -> Optional['outputs.CdnResourceOptionsUseRsaLeCert']:
+        """
+        The option allows choosing the RSA Let's Encrypt certificate type for the resource.
+        """
+        return pulumi.get(self, "use_rsa_le_cert")
+
+    @_builtins.property
+    @pulumi.getter(name="userAgentAcl")
+    def user_agent_acl(self) -> Optional['outputs.CdnResourceOptionsUserAgentAcl']:
+        """
+        User agents policy option allows to control access to the content for specified user-agent.
+        """
+        return pulumi.get(self, "user_agent_acl")
+
+    @_builtins.property
+    @pulumi.getter
+    def waap(self) -> Optional['outputs.CdnResourceOptionsWaap']:
+        """
+        Option allows to enable WAAP (Web Application and API Protection).
+        """
+        return pulumi.get(self, "waap")
+
+    @_builtins.property
+    @pulumi.getter
+    def waf(self) -> Optional['outputs.CdnResourceOptionsWaf']:
+        """
+        Option allows to enable Basic WAF to protect you against the most common threats.
+        """
+        return pulumi.get(self, "waf")
+
+    @_builtins.property
+    @pulumi.getter
+    def websockets(self) -> Optional['outputs.CdnResourceOptionsWebsockets']:
+        """
+        WebSockets option allows WebSockets connections to an origin server.
+        """
+        return pulumi.get(self, "websockets")
+
+
+@pulumi.output_type
+class CdnResourceOptionsAllowedHttpMethods(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsBrotliCompression(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify the content-type for each type of content you wish to have compressed.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify the content-type for each type of content you wish to have compressed.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsBrowserCacheSettings(dict):
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str value: Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnResourceOptionsCors(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        :param _builtins.bool always: Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsCountryAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsCountryAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsCountryAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsCountryAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of countries according to ISO-3166-1.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of countries according to ISO-3166-1.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsDisableProxyForceRanges(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsEdgeCacheSettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customValues":
+            suggest = "custom_values"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsEdgeCacheSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsEdgeCacheSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsEdgeCacheSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_values: Optional[Mapping[str, _builtins.str]] = None,
+                 default: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param Mapping[str, _builtins.str] custom_values: Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        :param _builtins.str default: Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        :param _builtins.str value: Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        if custom_values is not None:
+            pulumi.set(__self__, "custom_values", custom_values)
+        if default is not None:
+            pulumi.set(__self__, "default", default)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="customValues")
+    def custom_values(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        """
+        return pulumi.get(self, "custom_values")
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> Optional[_builtins.str]:
+        """
+        Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        """
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFastedge(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "onRequestBody":
+            suggest = "on_request_body"
+        elif key == "onRequestHeaders":
+            suggest = "on_request_headers"
+        elif key == "onResponseBody":
+            suggest = "on_response_body"
+        elif key == "onResponseHeaders":
+            suggest = "on_response_headers"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsFastedge. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsFastedge.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsFastedge.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 on_request_body: Optional['outputs.CdnResourceOptionsFastedgeOnRequestBody'] = None,
+                 on_request_headers: Optional['outputs.CdnResourceOptionsFastedgeOnRequestHeaders'] = None,
+                 on_response_body: Optional['outputs.CdnResourceOptionsFastedgeOnResponseBody'] = None,
+                 on_response_headers: Optional['outputs.CdnResourceOptionsFastedgeOnResponseHeaders'] = None):
+        """
+        :param 'CdnResourceOptionsFastedgeOnRequestBodyArgs' on_request_body: Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        :param 'CdnResourceOptionsFastedgeOnRequestHeadersArgs' on_request_headers: Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        :param 'CdnResourceOptionsFastedgeOnResponseBodyArgs' on_response_body: Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        :param 'CdnResourceOptionsFastedgeOnResponseHeadersArgs' on_response_headers: Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if on_request_body is not None:
+            pulumi.set(__self__, "on_request_body", on_request_body)
+        if on_request_headers is not None:
+            pulumi.set(__self__, "on_request_headers", on_request_headers)
+        if on_response_body is not None:
+            pulumi.set(__self__, "on_response_body", on_response_body)
+        if on_response_headers is not None:
+            pulumi.set(__self__, "on_response_headers", on_response_headers)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestBody")
+    def on_request_body(self) -> Optional['outputs.CdnResourceOptionsFastedgeOnRequestBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestHeaders")
+    def on_request_headers(self) -> Optional['outputs.CdnResourceOptionsFastedgeOnRequestHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseBody")
+    def on_response_body(self) -> Optional['outputs.CdnResourceOptionsFastedgeOnResponseBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseHeaders")
+    def on_response_headers(self) -> Optional['outputs.CdnResourceOptionsFastedgeOnResponseHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_headers")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFastedgeOnRequestBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsFastedgeOnRequestBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFastedgeOnRequestHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsFastedgeOnRequestHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFastedgeOnResponseBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsFastedgeOnResponseBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFastedgeOnResponseHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsFastedgeOnResponseHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFetchCompressed(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsFollowOriginRedirect(dict):
+    def __init__(__self__, *,
+                 codes: Sequence[_builtins.float],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.float] codes: Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        pulumi.set(__self__, "codes", codes)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def codes(self) -> Sequence[_builtins.float]:
+        """
+        Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        return pulumi.get(self, "codes")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsForceReturn(dict):
+    def __init__(__self__, *,
+                 code: _builtins.float,
+                 body: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float code: HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        :param _builtins.str body: Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        pulumi.set(__self__, "code", code)
+        if body is not None:
+            pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def code(self) -> _builtins.float:
+        """
+        HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        """
+        return pulumi.get(self, "code")
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> Optional[_builtins.str]:
+        """
+        Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsForwardHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsGzipOn(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsHttp3Enabled(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsIgnoreCookie(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsIgnoreQueryString(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsImageStack(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "avifEnabled":
+            suggest = "avif_enabled"
+        elif key == "pngLossless":
+            suggest = "png_lossless"
+        elif key == "webpEnabled":
+            suggest = "webp_enabled"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsImageStack. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsImageStack.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsImageStack.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 quality: _builtins.float,
+                 avif_enabled: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 png_lossless: Optional[_builtins.bool] = None,
+                 webp_enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float quality: Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        :param _builtins.bool avif_enabled: If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        :param _builtins.bool png_lossless: Represents compression without quality loss for PNG format.
+        :param _builtins.bool webp_enabled: If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        pulumi.set(__self__, "quality", quality)
+        if avif_enabled is not None:
+            pulumi.set(__self__, "avif_enabled", avif_enabled)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if png_lossless is not None:
+            pulumi.set(__self__, "png_lossless", png_lossless)
+        if webp_enabled is not None:
+            pulumi.set(__self__, "webp_enabled", webp_enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def quality(self) -> _builtins.float:
+        """
+        Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        """
+        return pulumi.get(self, "quality")
+
+    @_builtins.property
+    @pulumi.getter(name="avifEnabled")
+    def avif_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        """
+        return pulumi.get(self, "avif_enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="pngLossless")
+    def png_lossless(self) -> Optional[_builtins.bool]:
+        """
+        Represents compression without quality loss for PNG format.
+        """
+        return pulumi.get(self, "png_lossless")
+
+    @_builtins.property
+    @pulumi.getter(name="webpEnabled")
+    def webp_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        return pulumi.get(self, "webp_enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsIpAddressAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsIpAddressAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsIpAddressAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsIpAddressAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of IP address with a subnet mask.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of IP address with a subnet mask.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsLimitBandwidth(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "limitType":
+            suggest = "limit_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsLimitBandwidth. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsLimitBandwidth.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsLimitBandwidth.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 limit_type: _builtins.str,
+                 buffer: Optional[_builtins.float] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 speed: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str limit_type: The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        :param _builtins.float buffer: Amount of downloaded data after which the user will be rate limited.
+        :param _builtins.float speed: Maximum download speed per connection. Must be greater than 0.
+        """
+        pulumi.set(__self__, "limit_type", limit_type)
+        if buffer is not None:
+            pulumi.set(__self__, "buffer", buffer)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if speed is not None:
+            pulumi.set(__self__, "speed", speed)
+
+    @_builtins.property
+    @pulumi.getter(name="limitType")
+    def limit_type(self) -> _builtins.str:
+        """
+        The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        """
+        return pulumi.get(self, "limit_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def buffer(self) -> Optional[_builtins.float]:
+        """
+        Amount of downloaded data after which the user will be rate limited.
+        """
+        return pulumi.get(self, "buffer")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def speed(self) -> Optional[_builtins.float]:
+        """
+        Maximum download speed per connection. Must be greater than 0.
+        """
+        return pulumi.get(self, "speed")
+
+
+@pulumi.output_type
+class CdnResourceOptionsProxyCacheKey(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsProxyCacheMethodsSet(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsProxyConnectTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsProxyReadTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsQueryParamsBlacklist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsQueryParamsWhitelist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsQueryStringForwarding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "forwardFromFileTypes":
+            suggest = "forward_from_file_types"
+        elif key == "forwardToFileTypes":
+            suggest = "forward_to_file_types"
+        elif key == "forwardExceptKeys":
+            suggest = "forward_except_keys"
+        elif key == "forwardOnlyKeys":
+            suggest = "forward_only_keys"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsQueryStringForwarding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsQueryStringForwarding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsQueryStringForwarding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 forward_from_file_types: Sequence[_builtins.str],
+                 forward_to_file_types: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None,
+                 forward_except_keys: Optional[Sequence[_builtins.str]] = None,
+                 forward_only_keys: Optional[Sequence[_builtins.str]] = None):
+        """
+        :param Sequence[_builtins.str] forward_from_file_types: Specify the types of playlist files from which parameters will be extracted and forwarded.
+        :param Sequence[_builtins.str] forward_to_file_types: Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        :param Sequence[_builtins.str] forward_except_keys: Specify the keys that will not be forwarded from playlist files to media chunk files.
+        :param Sequence[_builtins.str] forward_only_keys: Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        pulumi.set(__self__, "forward_from_file_types", forward_from_file_types)
+        pulumi.set(__self__, "forward_to_file_types", forward_to_file_types)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if forward_except_keys is not None:
+            pulumi.set(__self__, "forward_except_keys", forward_except_keys)
+        if forward_only_keys is not None:
+            pulumi.set(__self__, "forward_only_keys", forward_only_keys)
+
+    @_builtins.property
+    @pulumi.getter(name="forwardFromFileTypes")
+    def forward_from_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of playlist files from which parameters will be extracted and forwarded.
+        """
+        return pulumi.get(self, "forward_from_file_types")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardToFileTypes")
+    def forward_to_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        """
+        return pulumi.get(self, "forward_to_file_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardExceptKeys")
+    def forward_except_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will not be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_except_keys")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardOnlyKeys")
+    def forward_only_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_only_keys")
+
+
+@pulumi.output_type
+class CdnResourceOptionsRedirectHttpToHttps(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsRedirectHttpsToHttp(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsReferrerAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsReferrerAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsReferrerAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsReferrerAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsResponseHeadersHidingPolicy(dict):
+    def __init__(__self__, *,
+                 excepteds: Sequence[_builtins.str],
+                 mode: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepteds: List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        :param _builtins.str mode: Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        pulumi.set(__self__, "excepteds", excepteds)
+        pulumi.set(__self__, "mode", mode)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def excepteds(self) -> Sequence[_builtins.str]:
+        """
+        List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        """
+        return pulumi.get(self, "excepteds")
+
+    @_builtins.property
+    @pulumi.getter
+    def mode(self) -> _builtins.str:
+        """
+        Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        return pulumi.get(self, "mode")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsRewrite(dict):
+    def __init__(__self__, *,
+                 body: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 flag: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str body: The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        :param _builtins.str flag: Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if flag is not None:
+            pulumi.set(__self__, "flag", flag)
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> _builtins.str:
+        """
+        The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def flag(self) -> Optional[_builtins.str]:
+        """
+        Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        return pulumi.get(self, "flag")
+
+
+@pulumi.output_type
+class CdnResourceOptionsSecureKey(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 type: _builtins.float,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str key: A key generated on your side that will be used for URL signing.
+        :param _builtins.float type: Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "type", type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        A key generated on your side that will be used for URL signing.
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.float:
+        """
+        Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsSlice(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsSni(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customHostname":
+            suggest = "custom_hostname"
+        elif key == "sniType":
+            suggest = "sni_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsSni. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsSni.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsSni.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_hostname: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 sni_type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str custom_hostname: Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        :param _builtins.str sni_type: Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        if custom_hostname is not None:
+            pulumi.set(__self__, "custom_hostname", custom_hostname)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if sni_type is not None:
+            pulumi.set(__self__, "sni_type", sni_type)
+
+    @_builtins.property
+    @pulumi.getter(name="customHostname")
+    def custom_hostname(self) -> Optional[_builtins.str]:
+        """
+        Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        """
+        return pulumi.get(self, "custom_hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="sniType")
+    def sni_type(self) -> Optional[_builtins.str]:
+        """
+        Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        return pulumi.get(self, "sni_type")
+
+
+@pulumi.output_type
+class CdnResourceOptionsStale(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsStaticRequestHeaders(dict):
+    def __init__(__self__, *,
+                 value: Mapping[str, _builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Mapping[str, _builtins.str] value: Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Mapping[str, _builtins.str]:
+        """
+        Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsStaticResponseHeaders(dict):
+    def __init__(__self__, *,
+                 values: Sequence['outputs.CdnResourceOptionsStaticResponseHeadersValue'],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence['outputs.CdnResourceOptionsStaticResponseHeadersValue']:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsStaticResponseHeadersValue(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str name: Header name.
+        :param Sequence[_builtins.str] values: Header value.
+        :param _builtins.bool always: Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Header name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Header value.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+
+@pulumi.output_type
+class CdnResourceOptionsTlsVersions(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Possible values (case sensitive): SSLv3, TLSv1, TLSv1.1, TLSv1.2, TLSv1.3.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Possible values (case sensitive): SSLv3, TLSv1, TLSv1.1, TLSv1.2, TLSv1.3.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsUseDefaultLeChain(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsUseDns01LeChallenge(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsUseRsaLeCert(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsUserAgentAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnResourceOptionsUserAgentAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnResourceOptionsUserAgentAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnResourceOptionsUserAgentAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsWaap(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsWaf(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnResourceOptionsWebsockets(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptions(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "allowedHttpMethods":
+            suggest = "allowed_http_methods"
+        elif key == "brotliCompression":
+            suggest = "brotli_compression"
+        elif key == "browserCacheSettings":
+            suggest = "browser_cache_settings"
+        elif key == "countryAcl":
+            suggest = "country_acl"
+        elif key == "disableProxyForceRanges":
+            suggest = "disable_proxy_force_ranges"
+        elif key == "edgeCacheSettings":
+            suggest = "edge_cache_settings"
+        elif key == "fetchCompressed":
+            suggest = "fetch_compressed"
+        elif key == "followOriginRedirect":
+            suggest = "follow_origin_redirect"
+        elif key == "forceReturn":
+            suggest = "force_return"
+        elif key == "forwardHostHeader":
+            suggest = "forward_host_header"
+        elif key == "gzipOn":
+            suggest = "gzip_on"
+        elif key == "hostHeader":
+            suggest = "host_header"
+        elif key == "ignoreCookie":
+            suggest = "ignore_cookie"
+        elif key == "ignoreQueryString":
+            suggest = "ignore_query_string"
+        elif key == "imageStack":
+            suggest = "image_stack"
+        elif key == "ipAddressAcl":
+            suggest = "ip_address_acl"
+        elif key == "limitBandwidth":
+            suggest = "limit_bandwidth"
+        elif key == "proxyCacheKey":
+            suggest = "proxy_cache_key"
+        elif key == "proxyCacheMethodsSet":
+            suggest = "proxy_cache_methods_set"
+        elif key == "proxyConnectTimeout":
+            suggest = "proxy_connect_timeout"
+        elif key == "proxyReadTimeout":
+            suggest = "proxy_read_timeout"
+        elif key == "queryParamsBlacklist":
+            suggest = "query_params_blacklist"
+        elif key == "queryParamsWhitelist":
+            suggest = "query_params_whitelist"
+        elif key == "queryStringForwarding":
+            suggest = "query_string_forwarding"
+        elif key == "redirectHttpToHttps":
+            suggest = "redirect_http_to_https"
+        elif key == "redirectHttpsToHttp":
+            suggest = "redirect_https_to_http"
+        elif key == "referrerAcl":
+            suggest = "referrer_acl"
+        elif key == "responseHeadersHidingPolicy":
+            suggest = "response_headers_hiding_policy"
+        elif key == "secureKey":
+            suggest = "secure_key"
+        elif key == "staticRequestHeaders":
+            suggest = "static_request_headers"
+        elif key == "staticResponseHeaders":
+            suggest = "static_response_headers"
+        elif key == "userAgentAcl":
+            suggest = "user_agent_acl"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptions. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptions.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptions.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 allowed_http_methods: Optional['outputs.CdnRuleOptionsAllowedHttpMethods'] = None,
+                 brotli_compression: Optional['outputs.CdnRuleOptionsBrotliCompression'] = None,
+                 browser_cache_settings: Optional['outputs.CdnRuleOptionsBrowserCacheSettings'] = None,
+                 cors: Optional['outputs.CdnRuleOptionsCors'] = None,
+                 country_acl: Optional['outputs.CdnRuleOptionsCountryAcl'] = None,
+                 disable_proxy_force_ranges: Optional['outputs.CdnRuleOptionsDisableProxyForceRanges'] = None,
+                 edge_cache_settings: Optional['outputs.CdnRuleOptionsEdgeCacheSettings'] = None,
+                 fastedge: Optional['outputs.CdnRuleOptionsFastedge'] = None,
+                 fetch_compressed: Optional['outputs.CdnRuleOptionsFetchCompressed'] = None,
+                 follow_origin_redirect: Optional['outputs.CdnRuleOptionsFollowOriginRedirect'] = None,
+                 force_return: Optional['outputs.CdnRuleOptionsForceReturn'] = None,
+                 forward_host_header: Optional['outputs.CdnRuleOptionsForwardHostHeader'] = None,
+                 gzip_on: Optional['outputs.CdnRuleOptionsGzipOn'] = None,
+                 host_header: Optional['outputs.CdnRuleOptionsHostHeader'] = None,
+                 ignore_cookie: Optional['outputs.CdnRuleOptionsIgnoreCookie'] = None,
+                 ignore_query_string: Optional['outputs.CdnRuleOptionsIgnoreQueryString'] = None,
+                 image_stack: Optional['outputs.CdnRuleOptionsImageStack'] = None,
+                 ip_address_acl: Optional['outputs.CdnRuleOptionsIpAddressAcl'] = None,
+                 limit_bandwidth: Optional['outputs.CdnRuleOptionsLimitBandwidth'] = None,
+                 proxy_cache_key: Optional['outputs.CdnRuleOptionsProxyCacheKey'] = None,
+                 proxy_cache_methods_set: Optional['outputs.CdnRuleOptionsProxyCacheMethodsSet'] = None,
+                 proxy_connect_timeout: Optional['outputs.CdnRuleOptionsProxyConnectTimeout'] = None,
+                 proxy_read_timeout: Optional['outputs.CdnRuleOptionsProxyReadTimeout'] = None,
+                 query_params_blacklist: Optional['outputs.CdnRuleOptionsQueryParamsBlacklist'] = None,
+                 query_params_whitelist: Optional['outputs.CdnRuleOptionsQueryParamsWhitelist'] = None,
+                 query_string_forwarding: Optional['outputs.CdnRuleOptionsQueryStringForwarding'] = None,
+                 redirect_http_to_https: Optional['outputs.CdnRuleOptionsRedirectHttpToHttps'] = None,
+                 redirect_https_to_http: Optional['outputs.CdnRuleOptionsRedirectHttpsToHttp'] = None,
+                 referrer_acl: Optional['outputs.CdnRuleOptionsReferrerAcl'] = None,
+                 response_headers_hiding_policy: Optional['outputs.CdnRuleOptionsResponseHeadersHidingPolicy'] = None,
+                 rewrite: Optional['outputs.CdnRuleOptionsRewrite'] = None,
+                 secure_key: Optional['outputs.CdnRuleOptionsSecureKey'] = None,
+                 slice: Optional['outputs.CdnRuleOptionsSlice'] = None,
+                 sni: Optional['outputs.CdnRuleOptionsSni'] = None,
+                 stale: Optional['outputs.CdnRuleOptionsStale'] = None,
+                 static_request_headers: Optional['outputs.CdnRuleOptionsStaticRequestHeaders'] = None,
+                 static_response_headers: Optional['outputs.CdnRuleOptionsStaticResponseHeaders'] = None,
+                 user_agent_acl: Optional['outputs.CdnRuleOptionsUserAgentAcl'] = None,
+                 waap: Optional['outputs.CdnRuleOptionsWaap'] = None,
+                 waf: Optional['outputs.CdnRuleOptionsWaf'] = None,
+                 websockets: Optional['outputs.CdnRuleOptionsWebsockets'] = None):
+        """
+        :param 'CdnRuleOptionsAllowedHttpMethodsArgs' allowed_http_methods: Specify allowed HTTP methods.
+        :param 'CdnRuleOptionsBrotliCompressionArgs' brotli_compression: Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnRuleOptionsBrowserCacheSettingsArgs' browser_cache_settings: Specify the cache expiration time for customers' browsers in seconds.
+        :param 'CdnRuleOptionsCorsArgs' cors: CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        :param 'CdnRuleOptionsCountryAclArgs' country_acl: Country access policy enables control access to content for specified countries.
+        :param 'CdnRuleOptionsDisableProxyForceRangesArgs' disable_proxy_force_ranges: The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        :param 'CdnRuleOptionsEdgeCacheSettingsArgs' edge_cache_settings: The cache expiration time for CDN servers.
+        :param 'CdnRuleOptionsFastedgeArgs' fastedge: Allows to configure FastEdge app to be called on different request/response phases.
+        :param 'CdnRuleOptionsFetchCompressedArgs' fetch_compressed: Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        :param 'CdnRuleOptionsFollowOriginRedirectArgs' follow_origin_redirect: Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        :param 'CdnRuleOptionsForceReturnArgs' force_return: Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        :param 'CdnRuleOptionsForwardHostHeaderArgs' forward_host_header: When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        :param 'CdnRuleOptionsGzipOnArgs' gzip_on: GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnRuleOptionsHostHeaderArgs' host_header: Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        :param 'CdnRuleOptionsIgnoreCookieArgs' ignore_cookie: By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        :param 'CdnRuleOptionsIgnoreQueryStringArgs' ignore_query_string: Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        :param 'CdnRuleOptionsImageStackArgs' image_stack: Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        :param 'CdnRuleOptionsIpAddressAclArgs' ip_address_acl: IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        :param 'CdnRuleOptionsLimitBandwidthArgs' limit_bandwidth: The option allows to control the download speed per connection.
+        :param 'CdnRuleOptionsProxyCacheKeyArgs' proxy_cache_key: The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        :param 'CdnRuleOptionsProxyCacheMethodsSetArgs' proxy_cache_methods_set: Allows caching for GET, HEAD and POST requests.
+        :param 'CdnRuleOptionsProxyConnectTimeoutArgs' proxy_connect_timeout: The time limit for establishing a connection with the origin.
+        :param 'CdnRuleOptionsProxyReadTimeoutArgs' proxy_read_timeout: The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        :param 'CdnRuleOptionsQueryParamsBlacklistArgs' query_params_blacklist: Specify list of query strings. Files with those query strings will be cached as one object.
+        :param 'CdnRuleOptionsQueryParamsWhitelistArgs' query_params_whitelist: Specify list of query strings. Files with those query strings will be cached as different objects.
+        :param 'CdnRuleOptionsQueryStringForwardingArgs' query_string_forwarding: The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        :param 'CdnRuleOptionsRedirectHttpToHttpsArgs' redirect_http_to_https: When enabled, HTTP requests are redirected to HTTPS.
+        :param 'CdnRuleOptionsRedirectHttpsToHttpArgs' redirect_https_to_http: When enabled, HTTPS requests are redirected to HTTP.
+        :param 'CdnRuleOptionsReferrerAclArgs' referrer_acl: Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        :param 'CdnRuleOptionsResponseHeadersHidingPolicyArgs' response_headers_hiding_policy: Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        :param 'CdnRuleOptionsRewriteArgs' rewrite: Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        :param 'CdnRuleOptionsSecureKeyArgs' secure_key: The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        :param 'CdnRuleOptionsSliceArgs' slice: When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        :param 'CdnRuleOptionsSniArgs' sni: Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        :param 'CdnRuleOptionsStaleArgs' stale: The list of errors which Always Online option is applied for.
+        :param 'CdnRuleOptionsStaticRequestHeadersArgs' static_request_headers: Specify custom HTTP Headers for a CDN server to add to request.
+        :param 'CdnRuleOptionsStaticResponseHeadersArgs' static_response_headers: Specify custom HTTP Headers that a CDN server adds to a response.
+        :param 'CdnRuleOptionsUserAgentAclArgs' user_agent_acl: User agents policy option allows to control access to the content for specified user-agent.
+        :param 'CdnRuleOptionsWaapArgs' waap: Option allows to enable WAAP (Web Application and API Protection).
+        :param 'CdnRuleOptionsWafArgs' waf: Option allows to enable Basic WAF to protect you against the most common threats.
+        :param 'CdnRuleOptionsWebsocketsArgs' websockets: WebSockets option allows WebSockets connections to an origin server.
+        """
+        if allowed_http_methods is not None:
+            pulumi.set(__self__, "allowed_http_methods", allowed_http_methods)
+        if brotli_compression is not None:
+            pulumi.set(__self__, "brotli_compression", brotli_compression)
+        if browser_cache_settings is not None:
+            pulumi.set(__self__, "browser_cache_settings", browser_cache_settings)
+        if cors is not None:
+            pulumi.set(__self__, "cors", cors)
+        if country_acl is not None:
+            pulumi.set(__self__, "country_acl", country_acl)
+        if disable_proxy_force_ranges is not None:
+            pulumi.set(__self__, "disable_proxy_force_ranges", disable_proxy_force_ranges)
+        if edge_cache_settings is not None:
+            pulumi.set(__self__, "edge_cache_settings", edge_cache_settings)
+        if fastedge is not None:
+            pulumi.set(__self__, "fastedge", fastedge)
+        if fetch_compressed is not None:
+            pulumi.set(__self__, "fetch_compressed", fetch_compressed)
+        if follow_origin_redirect is not None:
+            pulumi.set(__self__, "follow_origin_redirect", follow_origin_redirect)
+        if force_return is not None:
+            pulumi.set(__self__, "force_return", force_return)
+        if forward_host_header is not None:
+            pulumi.set(__self__, "forward_host_header", forward_host_header)
+        if gzip_on is not None:
+            pulumi.set(__self__, "gzip_on", gzip_on)
+        if host_header is not None:
+            pulumi.set(__self__, "host_header", host_header)
+        if ignore_cookie is not None:
+            pulumi.set(__self__, "ignore_cookie", ignore_cookie)
+        if ignore_query_string is not None:
+            pulumi.set(__self__, "ignore_query_string", ignore_query_string)
+        if image_stack is not None:
+            pulumi.set(__self__, "image_stack", image_stack)
+        if ip_address_acl is not None:
+            pulumi.set(__self__, "ip_address_acl", ip_address_acl)
+        if limit_bandwidth is not None:
+            pulumi.set(__self__, "limit_bandwidth", limit_bandwidth)
+        if proxy_cache_key is not None:
+            pulumi.set(__self__, "proxy_cache_key", proxy_cache_key)
+        if proxy_cache_methods_set is not None:
+            pulumi.set(__self__, "proxy_cache_methods_set", proxy_cache_methods_set)
+        if proxy_connect_timeout is not None:
+            pulumi.set(__self__, "proxy_connect_timeout", proxy_connect_timeout)
+        if proxy_read_timeout is not None:
+            pulumi.set(__self__, "proxy_read_timeout", proxy_read_timeout)
+        if query_params_blacklist is not None:
+            pulumi.set(__self__, "query_params_blacklist", query_params_blacklist)
+        if query_params_whitelist is not None:
+            pulumi.set(__self__, "query_params_whitelist", query_params_whitelist)
+        if query_string_forwarding is not None:
+            pulumi.set(__self__, "query_string_forwarding", query_string_forwarding)
+        if redirect_http_to_https is not None:
+            pulumi.set(__self__, "redirect_http_to_https", redirect_http_to_https)
+        if redirect_https_to_http is not None:
+            pulumi.set(__self__, "redirect_https_to_http", redirect_https_to_http)
+        if referrer_acl is not None:
+            pulumi.set(__self__, "referrer_acl", referrer_acl)
+        if response_headers_hiding_policy is not None:
+            pulumi.set(__self__, "response_headers_hiding_policy", response_headers_hiding_policy)
+        if rewrite is not None:
+            pulumi.set(__self__, "rewrite", rewrite)
+        if secure_key is not None:
+            pulumi.set(__self__, "secure_key", secure_key)
+        if slice is not None:
+            pulumi.set(__self__, "slice", slice)
+        if sni is not None:
+            pulumi.set(__self__, "sni", sni)
+        if stale is not None:
+            pulumi.set(__self__, "stale", stale)
+        if static_request_headers is not None:
+            pulumi.set(__self__, "static_request_headers", static_request_headers)
+        if static_response_headers is not None:
+            pulumi.set(__self__, "static_response_headers", static_response_headers)
+        if user_agent_acl is not None:
+            pulumi.set(__self__, "user_agent_acl", user_agent_acl)
+        if waap is not None:
+            pulumi.set(__self__, "waap", waap)
+        if waf is not None:
+            pulumi.set(__self__, "waf", waf)
+        if websockets is not None:
+            pulumi.set(__self__, "websockets", websockets)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedHttpMethods")
+    def allowed_http_methods(self) -> Optional['outputs.CdnRuleOptionsAllowedHttpMethods']:
+        """
+        Specify allowed HTTP methods.
+        """
+        return pulumi.get(self, "allowed_http_methods")
+
+    @_builtins.property
+    @pulumi.getter(name="brotliCompression")
+    def brotli_compression(self) -> Optional['outputs.CdnRuleOptionsBrotliCompression']:
+        """
+        Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "brotli_compression")
+
+    @_builtins.property
+    @pulumi.getter(name="browserCacheSettings")
+    def browser_cache_settings(self) -> Optional['outputs.CdnRuleOptionsBrowserCacheSettings']:
+        """
+        Specify the cache expiration time for customers' browsers in seconds.
+        """
+        return pulumi.get(self, "browser_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def cors(self) -> Optional['outputs.CdnRuleOptionsCors']:
+        """
+        CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        """
+        return pulumi.get(self, "cors")
+
+    @_builtins.property
+    @pulumi.getter(name="countryAcl")
+    def country_acl(self) -> Optional['outputs.CdnRuleOptionsCountryAcl']:
+        """
+        Country access policy enables control access to content for specified countries.
+        """
+        return pulumi.get(self, "country_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="disableProxyForceRanges")
+    def disable_proxy_force_ranges(self) -> Optional['outputs.CdnRuleOptionsDisableProxyForceRanges']:
+        """
+        The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        """
+        return pulumi.get(self, "disable_proxy_force_ranges")
+
+    @_builtins.property
+    @pulumi.getter(name="edgeCacheSettings")
+    def edge_cache_settings(self) -> Optional['outputs.CdnRuleOptionsEdgeCacheSettings']:
+        """
+        The cache expiration time for CDN servers.
+        """
+        return pulumi.get(self, "edge_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def fastedge(self) -> Optional['outputs.CdnRuleOptionsFastedge']:
+        """
+        Allows to configure FastEdge app to be called on different request/response phases.
+        """
+        return pulumi.get(self, "fastedge")
+
+    @_builtins.property
+    @pulumi.getter(name="fetchCompressed")
+    def fetch_compressed(self) -> Optional['outputs.CdnRuleOptionsFetchCompressed']:
+        """
+        Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        """
+        return pulumi.get(self, "fetch_compressed")
+
+    @_builtins.property
+    @pulumi.getter(name="followOriginRedirect")
+    def follow_origin_redirect(self) -> Optional['outputs.CdnRuleOptionsFollowOriginRedirect']:
+        """
+        Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        """
+        return pulumi.get(self, "follow_origin_redirect")
+
+    @_builtins.property
+    @pulumi.getter(name="forceReturn")
+    def force_return(self) -> Optional['outputs.CdnRuleOptionsForceReturn']:
+        """
+        Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        """
+        return pulumi.get(self, "force_return")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardHostHeader")
+    def forward_host_header(self) -> Optional['outputs.CdnRuleOptionsForwardHostHeader']:
+        """
+        When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        """
+        return pulumi.get(self, "forward_host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="gzipOn")
+    def gzip_on(self) -> Optional['outputs.CdnRuleOptionsGzipOn']:
+        """
+        GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "gzip_on")
+
+    @_builtins.property
+    @pulumi.getter(name="hostHeader")
+    def host_header(self) -> Optional['outputs.CdnRuleOptionsHostHeader']:
+        """
+        Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        """
+        return pulumi.get(self, "host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreCookie")
+    def ignore_cookie(self) -> Optional['outputs.CdnRuleOptionsIgnoreCookie']:
+        """
+        By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        """
+        return pulumi.get(self, "ignore_cookie")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreQueryString")
+    def ignore_query_string(self) -> Optional['outputs.CdnRuleOptionsIgnoreQueryString']:
+        """
+        Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        """
+        return pulumi.get(self, "ignore_query_string")
+
+    @_builtins.property
+    @pulumi.getter(name="imageStack")
+    def image_stack(self) -> Optional['outputs.CdnRuleOptionsImageStack']:
+        """
+        Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        """
+        return pulumi.get(self, "image_stack")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddressAcl")
+    def ip_address_acl(self) -> Optional['outputs.CdnRuleOptionsIpAddressAcl']:
+        """
+        IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        """
+        return pulumi.get(self, "ip_address_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="limitBandwidth")
+    def limit_bandwidth(self) -> Optional['outputs.CdnRuleOptionsLimitBandwidth']:
+        """
+        The option allows to control the download speed per connection.
+        """
+        return pulumi.get(self, "limit_bandwidth")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheKey")
+    def proxy_cache_key(self) -> Optional['outputs.CdnRuleOptionsProxyCacheKey']:
+        """
+        The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        """
+        return pulumi.get(self, "proxy_cache_key")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheMethodsSet")
+    def proxy_cache_methods_set(self) -> Optional['outputs.CdnRuleOptionsProxyCacheMethodsSet']:
+        """
+        Allows caching for GET, HEAD and POST requests.
+        """
+        return pulumi.get(self, "proxy_cache_methods_set")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyConnectTimeout")
+    def proxy_connect_timeout(self) -> Optional['outputs.CdnRuleOptionsProxyConnectTimeout']:
+        """
+        The time limit for establishing a connection with the origin.
+        """
+        return pulumi.get(self, "proxy_connect_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyReadTimeout")
+    def proxy_read_timeout(self) -> Optional['outputs.CdnRuleOptionsProxyReadTimeout']:
+        """
+        The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        """
+        return pulumi.get(self, "proxy_read_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsBlacklist")
+    def query_params_blacklist(self) -> Optional['outputs.CdnRuleOptionsQueryParamsBlacklist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as one object.
+        """
+        return pulumi.get(self, "query_params_blacklist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsWhitelist")
+    def query_params_whitelist(self) -> Optional['outputs.CdnRuleOptionsQueryParamsWhitelist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as different objects.
+        """
+        return pulumi.get(self, "query_params_whitelist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryStringForwarding")
+    def query_string_forwarding(self) -> Optional['outputs.CdnRuleOptionsQueryStringForwarding']:
+        """
+        The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        """
+        return pulumi.get(self, "query_string_forwarding")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpToHttps")
+    def redirect_http_to_https(self) -> Optional['outputs.CdnRuleOptionsRedirectHttpToHttps']:
+        """
+        When enabled, HTTP requests are redirected to HTTPS.
+        """
+        return pulumi.get(self, "redirect_http_to_https")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpsToHttp")
+    def redirect_https_to_http(self) -> Optional['outputs.CdnRuleOptionsRedirectHttpsToHttp']:
+        """
+        When enabled, HTTPS requests are redirected to HTTP.
+        """
+        return pulumi.get(self, "redirect_https_to_http")
+
+    @_builtins.property
+    @pulumi.getter(name="referrerAcl")
+    def referrer_acl(self) -> Optional['outputs.CdnRuleOptionsReferrerAcl']:
+        """
+        Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        """
+        return pulumi.get(self, "referrer_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="responseHeadersHidingPolicy")
+    def response_headers_hiding_policy(self) -> Optional['outputs.CdnRuleOptionsResponseHeadersHidingPolicy']:
+        """
+        Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        """
+        return pulumi.get(self, "response_headers_hiding_policy")
+
+    @_builtins.property
+    @pulumi.getter
+    def rewrite(self) -> Optional['outputs.CdnRuleOptionsRewrite']:
+        """
+        Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        """
+        return pulumi.get(self, "rewrite")
+
+    @_builtins.property
+    @pulumi.getter(name="secureKey")
+    def secure_key(self) -> Optional['outputs.CdnRuleOptionsSecureKey']:
+        """
+        The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        """
+        return pulumi.get(self, "secure_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def slice(self) -> Optional['outputs.CdnRuleOptionsSlice']:
+        """
+        When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        """
+        return pulumi.get(self, "slice")
+
+    @_builtins.property
+    @pulumi.getter
+    def sni(self) -> Optional['outputs.CdnRuleOptionsSni']:
+        """
+        Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        """
+        return pulumi.get(self, "sni")
+
+    @_builtins.property
+    @pulumi.getter
+    def stale(self) -> Optional['outputs.CdnRuleOptionsStale']:
+        """
+        The list of errors which Always Online option is applied for.
+        """
+        return pulumi.get(self, "stale")
+
+    @_builtins.property
+    @pulumi.getter(name="staticRequestHeaders")
+    def static_request_headers(self) -> Optional['outputs.CdnRuleOptionsStaticRequestHeaders']:
+        """
+        Specify custom HTTP Headers for a CDN server to add to request.
+        """
+        return pulumi.get(self, "static_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="staticResponseHeaders")
+    def static_response_headers(self) -> Optional['outputs.CdnRuleOptionsStaticResponseHeaders']:
+        """
+        Specify custom HTTP Headers that a CDN server adds to a response.
+        """
+        return pulumi.get(self, "static_response_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="userAgentAcl")
+    def user_agent_acl(self) -> Optional['outputs.CdnRuleOptionsUserAgentAcl']:
+        """
+        User agents policy option allows to control access to the content for specified user-agent.
+        """
+        return pulumi.get(self, "user_agent_acl")
+
+    @_builtins.property
+    @pulumi.getter
+    def waap(self) -> Optional['outputs.CdnRuleOptionsWaap']:
+        """
+        Option allows to enable WAAP (Web Application and API Protection).
+        """
+        return pulumi.get(self, "waap")
+
+    @_builtins.property
+    @pulumi.getter
+    def waf(self) -> Optional['outputs.CdnRuleOptionsWaf']:
+        """
+        Option allows to enable Basic WAF to protect you against the most common threats.
+        """
+        return pulumi.get(self, "waf")
+
+    @_builtins.property
+    @pulumi.getter
+    def websockets(self) -> Optional['outputs.CdnRuleOptionsWebsockets']:
+        """
+        WebSockets option allows WebSockets connections to an origin server.
+        """
+        return pulumi.get(self, "websockets")
+
+
+@pulumi.output_type
+class CdnRuleOptionsAllowedHttpMethods(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsBrotliCompression(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify the content-type for each type of content you wish to have compressed.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify the content-type for each type of content you wish to have compressed.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsBrowserCacheSettings(dict):
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str value: Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnRuleOptionsCors(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        :param _builtins.bool always: Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsCountryAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsCountryAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsCountryAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsCountryAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of countries according to ISO-3166-1.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of countries according to ISO-3166-1.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsDisableProxyForceRanges(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsEdgeCacheSettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customValues":
+            suggest = "custom_values"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsEdgeCacheSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsEdgeCacheSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsEdgeCacheSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_values: Optional[Mapping[str, _builtins.str]] = None,
+                 default: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param Mapping[str, _builtins.str] custom_values: Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        :param _builtins.str default: Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        :param _builtins.str value: Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        if custom_values is not None:
+            pulumi.set(__self__, "custom_values", custom_values)
+        if default is not None:
+            pulumi.set(__self__, "default", default)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="customValues")
+    def custom_values(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        """
+        return pulumi.get(self, "custom_values")
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> Optional[_builtins.str]:
+        """
+        Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        """
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFastedge(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "onRequestBody":
+            suggest = "on_request_body"
+        elif key == "onRequestHeaders":
+            suggest = "on_request_headers"
+        elif key == "onResponseBody":
+            suggest = "on_response_body"
+        elif key == "onResponseHeaders":
+            suggest = "on_response_headers"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsFastedge. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsFastedge.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsFastedge.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 on_request_body: Optional['outputs.CdnRuleOptionsFastedgeOnRequestBody'] = None,
+                 on_request_headers: Optional['outputs.CdnRuleOptionsFastedgeOnRequestHeaders'] = None,
+                 on_response_body: Optional['outputs.CdnRuleOptionsFastedgeOnResponseBody'] = None,
+                 on_response_headers: Optional['outputs.CdnRuleOptionsFastedgeOnResponseHeaders'] = None):
+        """
+        :param 'CdnRuleOptionsFastedgeOnRequestBodyArgs' on_request_body: Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        :param 'CdnRuleOptionsFastedgeOnRequestHeadersArgs' on_request_headers: Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        :param 'CdnRuleOptionsFastedgeOnResponseBodyArgs' on_response_body: Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        :param 'CdnRuleOptionsFastedgeOnResponseHeadersArgs' on_response_headers: Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if on_request_body is not None:
+            pulumi.set(__self__, "on_request_body", on_request_body)
+        if on_request_headers is not None:
+            pulumi.set(__self__, "on_request_headers", on_request_headers)
+        if on_response_body is not None:
+            pulumi.set(__self__, "on_response_body", on_response_body)
+        if on_response_headers is not None:
+            pulumi.set(__self__, "on_response_headers", on_response_headers)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestBody")
+    def on_request_body(self) -> Optional['outputs.CdnRuleOptionsFastedgeOnRequestBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestHeaders")
+    def on_request_headers(self) -> Optional['outputs.CdnRuleOptionsFastedgeOnRequestHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseBody")
+    def on_response_body(self) -> Optional['outputs.CdnRuleOptionsFastedgeOnResponseBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseHeaders")
+    def on_response_headers(self) -> Optional['outputs.CdnRuleOptionsFastedgeOnResponseHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_headers")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFastedgeOnRequestBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsFastedgeOnRequestBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFastedgeOnRequestHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsFastedgeOnRequestHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFastedgeOnResponseBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsFastedgeOnResponseBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFastedgeOnResponseHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsFastedgeOnResponseHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFetchCompressed(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsFollowOriginRedirect(dict):
+    def __init__(__self__, *,
+                 codes: Sequence[_builtins.float],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.float] codes: Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        pulumi.set(__self__, "codes", codes)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def codes(self) -> Sequence[_builtins.float]:
+        """
+        Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        return pulumi.get(self, "codes")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsForceReturn(dict):
+    def __init__(__self__, *,
+                 code: _builtins.float,
+                 body: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float code: HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        :param _builtins.str body: Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        pulumi.set(__self__, "code", code)
+        if body is not None:
+            pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def code(self) -> _builtins.float:
+        """
+        HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        """
+        return pulumi.get(self, "code")
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> Optional[_builtins.str]:
+        """
+        Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsForwardHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsGzipOn(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsIgnoreCookie(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsIgnoreQueryString(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsImageStack(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "avifEnabled":
+            suggest = "avif_enabled"
+        elif key == "pngLossless":
+            suggest = "png_lossless"
+        elif key == "webpEnabled":
+            suggest = "webp_enabled"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsImageStack. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsImageStack.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsImageStack.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 quality: _builtins.float,
+                 avif_enabled: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 png_lossless: Optional[_builtins.bool] = None,
+                 webp_enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float quality: Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        :param _builtins.bool avif_enabled: If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        :param _builtins.bool png_lossless: Represents compression without quality loss for PNG format.
+        :param _builtins.bool webp_enabled: If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        pulumi.set(__self__, "quality", quality)
+        if avif_enabled is not None:
+            pulumi.set(__self__, "avif_enabled", avif_enabled)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if png_lossless is not None:
+            pulumi.set(__self__, "png_lossless", png_lossless)
+        if webp_enabled is not None:
+            pulumi.set(__self__, "webp_enabled", webp_enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def quality(self) -> _builtins.float:
+        """
+        Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        """
+        return pulumi.get(self, "quality")
+
+    @_builtins.property
+    @pulumi.getter(name="avifEnabled")
+    def avif_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        """
+        return pulumi.get(self, "avif_enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="pngLossless")
+    def png_lossless(self) -> Optional[_builtins.bool]:
+        """
+        Represents compression without quality loss for PNG format.
+        """
+        return pulumi.get(self, "png_lossless")
+
+    @_builtins.property
+    @pulumi.getter(name="webpEnabled")
+    def webp_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        return pulumi.get(self, "webp_enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsIpAddressAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsIpAddressAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsIpAddressAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsIpAddressAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of IP address with a subnet mask.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of IP address with a subnet mask.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsLimitBandwidth(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "limitType":
+            suggest = "limit_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsLimitBandwidth. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsLimitBandwidth.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsLimitBandwidth.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 limit_type: _builtins.str,
+                 buffer: Optional[_builtins.float] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 speed: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str limit_type: The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        :param _builtins.float buffer: Amount of downloaded data after which the user will be rate limited.
+        :param _builtins.float speed: Maximum download speed per connection. Must be greater than 0.
+        """
+        pulumi.set(__self__, "limit_type", limit_type)
+        if buffer is not None:
+            pulumi.set(__self__, "buffer", buffer)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if speed is not None:
+            pulumi.set(__self__, "speed", speed)
+
+    @_builtins.property
+    @pulumi.getter(name="limitType")
+    def limit_type(self) -> _builtins.str:
+        """
+        The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        """
+        return pulumi.get(self, "limit_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def buffer(self) -> Optional[_builtins.float]:
+        """
+        Amount of downloaded data after which the user will be rate limited.
+        """
+        return pulumi.get(self, "buffer")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def speed(self) -> Optional[_builtins.float]:
+        """
+        Maximum download speed per connection. Must be greater than 0.
+        """
+        return pulumi.get(self, "speed")
+
+
+@pulumi.output_type
+class CdnRuleOptionsProxyCacheKey(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsProxyCacheMethodsSet(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsProxyConnectTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsProxyReadTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsQueryParamsBlacklist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsQueryParamsWhitelist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsQueryStringForwarding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "forwardFromFileTypes":
+            suggest = "forward_from_file_types"
+        elif key == "forwardToFileTypes":
+            suggest = "forward_to_file_types"
+        elif key == "forwardExceptKeys":
+            suggest = "forward_except_keys"
+        elif key == "forwardOnlyKeys":
+            suggest = "forward_only_keys"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsQueryStringForwarding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsQueryStringForwarding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsQueryStringForwarding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 forward_from_file_types: Sequence[_builtins.str],
+                 forward_to_file_types: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None,
+                 forward_except_keys: Optional[Sequence[_builtins.str]] = None,
+                 forward_only_keys: Optional[Sequence[_builtins.str]] = None):
+        """
+        :param Sequence[_builtins.str] forward_from_file_types: Specify the types of playlist files from which parameters will be extracted and forwarded.
+        :param Sequence[_builtins.str] forward_to_file_types: Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        :param Sequence[_builtins.str] forward_except_keys: Specify the keys that will not be forwarded from playlist files to media chunk files.
+        :param Sequence[_builtins.str] forward_only_keys: Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        pulumi.set(__self__, "forward_from_file_types", forward_from_file_types)
+        pulumi.set(__self__, "forward_to_file_types", forward_to_file_types)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if forward_except_keys is not None:
+            pulumi.set(__self__, "forward_except_keys", forward_except_keys)
+        if forward_only_keys is not None:
+            pulumi.set(__self__, "forward_only_keys", forward_only_keys)
+
+    @_builtins.property
+    @pulumi.getter(name="forwardFromFileTypes")
+    def forward_from_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of playlist files from which parameters will be extracted and forwarded.
+        """
+        return pulumi.get(self, "forward_from_file_types")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardToFileTypes")
+    def forward_to_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        """
+        return pulumi.get(self, "forward_to_file_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardExceptKeys")
+    def forward_except_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will not be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_except_keys")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardOnlyKeys")
+    def forward_only_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_only_keys")
+
+
+@pulumi.output_type
+class CdnRuleOptionsRedirectHttpToHttps(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsRedirectHttpsToHttp(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsReferrerAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsReferrerAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsReferrerAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsReferrerAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsResponseHeadersHidingPolicy(dict):
+    def __init__(__self__, *,
+                 excepteds: Sequence[_builtins.str],
+                 mode: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepteds: List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        :param _builtins.str mode: Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        pulumi.set(__self__, "excepteds", excepteds)
+        pulumi.set(__self__, "mode", mode)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def excepteds(self) -> Sequence[_builtins.str]:
+        """
+        List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        """
+        return pulumi.get(self, "excepteds")
+
+    @_builtins.property
+    @pulumi.getter
+    def mode(self) -> _builtins.str:
+        """
+        Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        return pulumi.get(self, "mode")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsRewrite(dict):
+    def __init__(__self__, *,
+                 body: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 flag: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str body: The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        :param _builtins.str flag: Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if flag is not None:
+            pulumi.set(__self__, "flag", flag)
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> _builtins.str:
+        """
+        The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def flag(self) -> Optional[_builtins.str]:
+        """
+        Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        return pulumi.get(self, "flag")
+
+
+@pulumi.output_type
+class CdnRuleOptionsSecureKey(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 type: _builtins.float,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str key: A key generated on your side that will be used for URL signing.
+        :param _builtins.float type: Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "type", type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        A key generated on your side that will be used for URL signing.
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.float:
+        """
+        Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsSlice(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsSni(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customHostname":
+            suggest = "custom_hostname"
+        elif key == "sniType":
+            suggest = "sni_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsSni. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsSni.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsSni.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_hostname: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 sni_type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str custom_hostname: Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        :param _builtins.str sni_type: Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        if custom_hostname is not None:
+            pulumi.set(__self__, "custom_hostname", custom_hostname)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if sni_type is not None:
+            pulumi.set(__self__, "sni_type", sni_type)
+
+    @_builtins.property
+    @pulumi.getter(name="customHostname")
+    def custom_hostname(self) -> Optional[_builtins.str]:
+        """
+        Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        """
+        return pulumi.get(self, "custom_hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="sniType")
+    def sni_type(self) -> Optional[_builtins.str]:
+        """
+        Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        return pulumi.get(self, "sni_type")
+
+
+@pulumi.output_type
+class CdnRuleOptionsStale(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsStaticRequestHeaders(dict):
+    def __init__(__self__, *,
+                 value: Mapping[str, _builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Mapping[str, _builtins.str] value: Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Mapping[str, _builtins.str]:
+        """
+        Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsStaticResponseHeaders(dict):
+    def __init__(__self__, *,
+                 values: Sequence['outputs.CdnRuleOptionsStaticResponseHeadersValue'],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence['outputs.CdnRuleOptionsStaticResponseHeadersValue']:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsStaticResponseHeadersValue(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str name: Header name.
+        :param Sequence[_builtins.str] values: Header value.
+        :param _builtins.bool always: Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Header name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Header value.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+
+@pulumi.output_type
+class CdnRuleOptionsUserAgentAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleOptionsUserAgentAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleOptionsUserAgentAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleOptionsUserAgentAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsWaap(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsWaf(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleOptionsWebsockets(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptions(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "allowedHttpMethods":
+            suggest = "allowed_http_methods"
+        elif key == "brotliCompression":
+            suggest = "brotli_compression"
+        elif key == "browserCacheSettings":
+            suggest = "browser_cache_settings"
+        elif key == "countryAcl":
+            suggest = "country_acl"
+        elif key == "disableProxyForceRanges":
+            suggest = "disable_proxy_force_ranges"
+        elif key == "edgeCacheSettings":
+            suggest = "edge_cache_settings"
+        elif key == "fetchCompressed":
+            suggest = "fetch_compressed"
+        elif key == "followOriginRedirect":
+            suggest = "follow_origin_redirect"
+        elif key == "forceReturn":
+            suggest = "force_return"
+        elif key == "forwardHostHeader":
+            suggest = "forward_host_header"
+        elif key == "gzipOn":
+            suggest = "gzip_on"
+        elif key == "hostHeader":
+            suggest = "host_header"
+        elif key == "ignoreCookie":
+            suggest = "ignore_cookie"
+        elif key == "ignoreQueryString":
+            suggest = "ignore_query_string"
+        elif key == "imageStack":
+            suggest = "image_stack"
+        elif key == "ipAddressAcl":
+            suggest = "ip_address_acl"
+        elif key == "limitBandwidth":
+            suggest = "limit_bandwidth"
+        elif key == "proxyCacheKey":
+            suggest = "proxy_cache_key"
+        elif key == "proxyCacheMethodsSet":
+            suggest = "proxy_cache_methods_set"
+        elif key == "proxyConnectTimeout":
+            suggest = "proxy_connect_timeout"
+        elif key == "proxyReadTimeout":
+            suggest = "proxy_read_timeout"
+        elif key == "queryParamsBlacklist":
+            suggest = "query_params_blacklist"
+        elif key == "queryParamsWhitelist":
+            suggest = "query_params_whitelist"
+        elif key == "queryStringForwarding":
+            suggest = "query_string_forwarding"
+        elif key == "redirectHttpToHttps":
+            suggest = "redirect_http_to_https"
+        elif key == "redirectHttpsToHttp":
+            suggest = "redirect_https_to_http"
+        elif key == "referrerAcl":
+            suggest = "referrer_acl"
+        elif key == "responseHeadersHidingPolicy":
+            suggest = "response_headers_hiding_policy"
+        elif key == "secureKey":
+            suggest = "secure_key"
+        elif key == "staticRequestHeaders":
+            suggest = "static_request_headers"
+        elif key == "staticResponseHeaders":
+            suggest = "static_response_headers"
+        elif key == "userAgentAcl":
+            suggest = "user_agent_acl"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptions. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptions.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptions.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 allowed_http_methods: Optional['outputs.CdnRuleTemplateOptionsAllowedHttpMethods'] = None,
+                 brotli_compression: Optional['outputs.CdnRuleTemplateOptionsBrotliCompression'] = None,
+                 browser_cache_settings: Optional['outputs.CdnRuleTemplateOptionsBrowserCacheSettings'] = None,
+                 cors: Optional['outputs.CdnRuleTemplateOptionsCors'] = None,
+                 country_acl: Optional['outputs.CdnRuleTemplateOptionsCountryAcl'] = None,
+                 disable_proxy_force_ranges: Optional['outputs.CdnRuleTemplateOptionsDisableProxyForceRanges'] = None,
+                 edge_cache_settings: Optional['outputs.CdnRuleTemplateOptionsEdgeCacheSettings'] = None,
+                 fastedge: Optional['outputs.CdnRuleTemplateOptionsFastedge'] = None,
+                 fetch_compressed: Optional['outputs.CdnRuleTemplateOptionsFetchCompressed'] = None,
+                 follow_origin_redirect: Optional['outputs.CdnRuleTemplateOptionsFollowOriginRedirect'] = None,
+                 force_return: Optional['outputs.CdnRuleTemplateOptionsForceReturn'] = None,
+                 forward_host_header: Optional['outputs.CdnRuleTemplateOptionsForwardHostHeader'] = None,
+                 gzip_on: Optional['outputs.CdnRuleTemplateOptionsGzipOn'] = None,
+                 host_header: Optional['outputs.CdnRuleTemplateOptionsHostHeader'] = None,
+                 ignore_cookie: Optional['outputs.CdnRuleTemplateOptionsIgnoreCookie'] = None,
+                 ignore_query_string: Optional['outputs.CdnRuleTemplateOptionsIgnoreQueryString'] = None,
+                 image_stack: Optional['outputs.CdnRuleTemplateOptionsImageStack'] = None,
+                 ip_address_acl: Optional['outputs.CdnRuleTemplateOptionsIpAddressAcl'] = None,
+                 limit_bandwidth: Optional['outputs.CdnRuleTemplateOptionsLimitBandwidth'] = None,
+                 proxy_cache_key: Optional['outputs.CdnRuleTemplateOptionsProxyCacheKey'] = None,
+                 proxy_cache_methods_set: Optional['outputs.CdnRuleTemplateOptionsProxyCacheMethodsSet'] = None,
+                 proxy_connect_timeout: Optional['outputs.CdnRuleTemplateOptionsProxyConnectTimeout'] = None,
+                 proxy_read_timeout: Optional['outputs.CdnRuleTemplateOptionsProxyReadTimeout'] = None,
+                 query_params_blacklist: Optional['outputs.CdnRuleTemplateOptionsQueryParamsBlacklist'] = None,
+                 query_params_whitelist: Optional['outputs.CdnRuleTemplateOptionsQueryParamsWhitelist'] = None,
+                 query_string_forwarding: Optional['outputs.CdnRuleTemplateOptionsQueryStringForwarding'] = None,
+                 redirect_http_to_https: Optional['outputs.CdnRuleTemplateOptionsRedirectHttpToHttps'] = None,
+                 redirect_https_to_http: Optional['outputs.CdnRuleTemplateOptionsRedirectHttpsToHttp'] = None,
+                 referrer_acl: Optional['outputs.CdnRuleTemplateOptionsReferrerAcl'] = None,
+                 response_headers_hiding_policy: Optional['outputs.CdnRuleTemplateOptionsResponseHeadersHidingPolicy'] = None,
+                 rewrite: Optional['outputs.CdnRuleTemplateOptionsRewrite'] = None,
+                 secure_key: Optional['outputs.CdnRuleTemplateOptionsSecureKey'] = None,
+                 slice: Optional['outputs.CdnRuleTemplateOptionsSlice'] = None,
+                 sni: Optional['outputs.CdnRuleTemplateOptionsSni'] = None,
+                 stale: Optional['outputs.CdnRuleTemplateOptionsStale'] = None,
+                 static_request_headers: Optional['outputs.CdnRuleTemplateOptionsStaticRequestHeaders'] = None,
+                 static_response_headers: Optional['outputs.CdnRuleTemplateOptionsStaticResponseHeaders'] = None,
+                 user_agent_acl: Optional['outputs.CdnRuleTemplateOptionsUserAgentAcl'] = None,
+                 waap: Optional['outputs.CdnRuleTemplateOptionsWaap'] = None,
+                 waf: Optional['outputs.CdnRuleTemplateOptionsWaf'] = None,
+                 websockets: Optional['outputs.CdnRuleTemplateOptionsWebsockets'] = None):
+        """
+        :param 'CdnRuleTemplateOptionsAllowedHttpMethodsArgs' allowed_http_methods: Specify allowed HTTP methods.
+        :param 'CdnRuleTemplateOptionsBrotliCompressionArgs' brotli_compression: Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnRuleTemplateOptionsBrowserCacheSettingsArgs' browser_cache_settings: Specify the cache expiration time for customers' browsers in seconds.
+        :param 'CdnRuleTemplateOptionsCorsArgs' cors: CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        :param 'CdnRuleTemplateOptionsCountryAclArgs' country_acl: Country access policy enables control access to content for specified countries.
+        :param 'CdnRuleTemplateOptionsDisableProxyForceRangesArgs' disable_proxy_force_ranges: The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        :param 'CdnRuleTemplateOptionsEdgeCacheSettingsArgs' edge_cache_settings: The cache expiration time for CDN servers.
+        :param 'CdnRuleTemplateOptionsFastedgeArgs' fastedge: Allows to configure FastEdge app to be called on different request/response phases.
+        :param 'CdnRuleTemplateOptionsFetchCompressedArgs' fetch_compressed: Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        :param 'CdnRuleTemplateOptionsFollowOriginRedirectArgs' follow_origin_redirect: Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        :param 'CdnRuleTemplateOptionsForceReturnArgs' force_return: Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        :param 'CdnRuleTemplateOptionsForwardHostHeaderArgs' forward_host_header: When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        :param 'CdnRuleTemplateOptionsGzipOnArgs' gzip_on: GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        :param 'CdnRuleTemplateOptionsHostHeaderArgs' host_header: Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        :param 'CdnRuleTemplateOptionsIgnoreCookieArgs' ignore_cookie: By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        :param 'CdnRuleTemplateOptionsIgnoreQueryStringArgs' ignore_query_string: Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        :param 'CdnRuleTemplateOptionsImageStackArgs' image_stack: Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        :param 'CdnRuleTemplateOptionsIpAddressAclArgs' ip_address_acl: IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        :param 'CdnRuleTemplateOptionsLimitBandwidthArgs' limit_bandwidth: The option allows to control the download speed per connection.
+        :param 'CdnRuleTemplateOptionsProxyCacheKeyArgs' proxy_cache_key: The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        :param 'CdnRuleTemplateOptionsProxyCacheMethodsSetArgs' proxy_cache_methods_set: Allows caching for GET, HEAD and POST requests.
+        :param 'CdnRuleTemplateOptionsProxyConnectTimeoutArgs' proxy_connect_timeout: The time limit for establishing a connection with the origin.
+        :param 'CdnRuleTemplateOptionsProxyReadTimeoutArgs' proxy_read_timeout: The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        :param 'CdnRuleTemplateOptionsQueryParamsBlacklistArgs' query_params_blacklist: Specify list of query strings. Files with those query strings will be cached as one object.
+        :param 'CdnRuleTemplateOptionsQueryParamsWhitelistArgs' query_params_whitelist: Specify list of query strings. Files with those query strings will be cached as different objects.
+        :param 'CdnRuleTemplateOptionsQueryStringForwardingArgs' query_string_forwarding: The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        :param 'CdnRuleTemplateOptionsRedirectHttpToHttpsArgs' redirect_http_to_https: When enabled, HTTP requests are redirected to HTTPS.
+        :param 'CdnRuleTemplateOptionsRedirectHttpsToHttpArgs' redirect_https_to_http: When enabled, HTTPS requests are redirected to HTTP.
+        :param 'CdnRuleTemplateOptionsReferrerAclArgs' referrer_acl: Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        :param 'CdnRuleTemplateOptionsResponseHeadersHidingPolicyArgs' response_headers_hiding_policy: Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        :param 'CdnRuleTemplateOptionsRewriteArgs' rewrite: Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        :param 'CdnRuleTemplateOptionsSecureKeyArgs' secure_key: The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        :param 'CdnRuleTemplateOptionsSliceArgs' slice: When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        :param 'CdnRuleTemplateOptionsSniArgs' sni: Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        :param 'CdnRuleTemplateOptionsStaleArgs' stale: The list of errors which Always Online option is applied for.
+        :param 'CdnRuleTemplateOptionsStaticRequestHeadersArgs' static_request_headers: Specify custom HTTP Headers for a CDN server to add to request.
+        :param 'CdnRuleTemplateOptionsStaticResponseHeadersArgs' static_response_headers: Specify custom HTTP Headers that a CDN server adds to a response.
+        :param 'CdnRuleTemplateOptionsUserAgentAclArgs' user_agent_acl: User agents policy option allows to control access to the content for specified user-agent.
+        :param 'CdnRuleTemplateOptionsWaapArgs' waap: Option allows to enable WAAP (Web Application and API Protection).
+        :param 'CdnRuleTemplateOptionsWafArgs' waf: Option allows to enable Basic WAF to protect you against the most common threats.
+        :param 'CdnRuleTemplateOptionsWebsocketsArgs' websockets: WebSockets option allows WebSockets connections to an origin server.
+        """
+        if allowed_http_methods is not None:
+            pulumi.set(__self__, "allowed_http_methods", allowed_http_methods)
+        if brotli_compression is not None:
+            pulumi.set(__self__, "brotli_compression", brotli_compression)
+        if browser_cache_settings is not None:
+            pulumi.set(__self__, "browser_cache_settings", browser_cache_settings)
+        if cors is not None:
+            pulumi.set(__self__, "cors", cors)
+        if country_acl is not None:
+            pulumi.set(__self__, "country_acl", country_acl)
+        if disable_proxy_force_ranges is not None:
+            pulumi.set(__self__, "disable_proxy_force_ranges", disable_proxy_force_ranges)
+        if edge_cache_settings is not None:
+            pulumi.set(__self__, "edge_cache_settings", edge_cache_settings)
+        if fastedge is not None:
+            pulumi.set(__self__, "fastedge", fastedge)
+        if fetch_compressed is not None:
+            pulumi.set(__self__, "fetch_compressed", fetch_compressed)
+        if follow_origin_redirect is not None:
+            pulumi.set(__self__, "follow_origin_redirect", follow_origin_redirect)
+        if force_return is not None:
+            pulumi.set(__self__, "force_return", force_return)
+        if forward_host_header is not None:
+            pulumi.set(__self__, "forward_host_header", forward_host_header)
+        if gzip_on is not None:
+            pulumi.set(__self__, "gzip_on", gzip_on)
+        if host_header is not None:
+            pulumi.set(__self__, "host_header", host_header)
+        if ignore_cookie is not None:
+            pulumi.set(__self__, "ignore_cookie", ignore_cookie)
+        if ignore_query_string is not None:
+            pulumi.set(__self__, "ignore_query_string", ignore_query_string)
+        if image_stack is not None:
+            pulumi.set(__self__, "image_stack", image_stack)
+        if ip_address_acl is not None:
+            pulumi.set(__self__, "ip_address_acl", ip_address_acl)
+        if limit_bandwidth is not None:
+            pulumi.set(__self__, "limit_bandwidth", limit_bandwidth)
+        if proxy_cache_key is not None:
+            pulumi.set(__self__, "proxy_cache_key", proxy_cache_key)
+        if proxy_cache_methods_set is not None:
+            pulumi.set(__self__, "proxy_cache_methods_set", proxy_cache_methods_set)
+        if proxy_connect_timeout is not None:
+            pulumi.set(__self__, "proxy_connect_timeout", proxy_connect_timeout)
+        if proxy_read_timeout is not None:
+            pulumi.set(__self__, "proxy_read_timeout", proxy_read_timeout)
+        if query_params_blacklist is not None:
+            pulumi.set(__self__, "query_params_blacklist", query_params_blacklist)
+        if query_params_whitelist is not None:
+            pulumi.set(__self__, "query_params_whitelist", query_params_whitelist)
+        if query_string_forwarding is not None:
+            pulumi.set(__self__, "query_string_forwarding", query_string_forwarding)
+        if redirect_http_to_https is not None:
+            pulumi.set(__self__, "redirect_http_to_https", redirect_http_to_https)
+        if redirect_https_to_http is not None:
+            pulumi.set(__self__, "redirect_https_to_http", redirect_https_to_http)
+        if referrer_acl is not None:
+            pulumi.set(__self__, "referrer_acl", referrer_acl)
+        if response_headers_hiding_policy is not None:
+            pulumi.set(__self__, "response_headers_hiding_policy", response_headers_hiding_policy)
+        if rewrite is not None:
+            pulumi.set(__self__, "rewrite", rewrite)
+        if secure_key is not None:
+            pulumi.set(__self__, "secure_key", secure_key)
+        if slice is not None:
+            pulumi.set(__self__, "slice", slice)
+        if sni is not None:
+            pulumi.set(__self__, "sni", sni)
+        if stale is not None:
+            pulumi.set(__self__, "stale", stale)
+        if static_request_headers is not None:
+            pulumi.set(__self__, "static_request_headers", static_request_headers)
+        if static_response_headers is not None:
+            pulumi.set(__self__, "static_response_headers", static_response_headers)
+        if user_agent_acl is not None:
+            pulumi.set(__self__, "user_agent_acl", user_agent_acl)
+        if waap is not None:
+            pulumi.set(__self__, "waap", waap)
+        if waf is not None:
+            pulumi.set(__self__, "waf", waf)
+        if websockets is not None:
+            pulumi.set(__self__, "websockets", websockets)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedHttpMethods")
+    def allowed_http_methods(self) -> Optional['outputs.CdnRuleTemplateOptionsAllowedHttpMethods']:
+        """
+        Specify allowed HTTP methods.
+        """
+        return pulumi.get(self, "allowed_http_methods")
+
+    @_builtins.property
+    @pulumi.getter(name="brotliCompression")
+    def brotli_compression(self) -> Optional['outputs.CdnRuleTemplateOptionsBrotliCompression']:
+        """
+        Brotli compression option allows to compress content with brotli on the CDN's end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "brotli_compression")
+
+    @_builtins.property
+    @pulumi.getter(name="browserCacheSettings")
+    def browser_cache_settings(self) -> Optional['outputs.CdnRuleTemplateOptionsBrowserCacheSettings']:
+        """
+        Specify the cache expiration time for customers' browsers in seconds.
+        """
+        return pulumi.get(self, "browser_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def cors(self) -> Optional['outputs.CdnRuleTemplateOptionsCors']:
+        """
+        CORS header support option adds the Access-Control-Allow-Origin header to responses from CDN servers.
+        """
+        return pulumi.get(self, "cors")
+
+    @_builtins.property
+    @pulumi.getter(name="countryAcl")
+    def country_acl(self) -> Optional['outputs.CdnRuleTemplateOptionsCountryAcl']:
+        """
+        Country access policy enables control access to content for specified countries.
+        """
+        return pulumi.get(self, "country_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="disableProxyForceRanges")
+    def disable_proxy_force_ranges(self) -> Optional['outputs.CdnRuleTemplateOptionsDisableProxyForceRanges']:
+        """
+        The option allows getting 206 responses regardless settings of an origin source. Enabled by default.
+        """
+        return pulumi.get(self, "disable_proxy_force_ranges")
+
+    @_builtins.property
+    @pulumi.getter(name="edgeCacheSettings")
+    def edge_cache_settings(self) -> Optional['outputs.CdnRuleTemplateOptionsEdgeCacheSettings']:
+        """
+        The cache expiration time for CDN servers.
+        """
+        return pulumi.get(self, "edge_cache_settings")
+
+    @_builtins.property
+    @pulumi.getter
+    def fastedge(self) -> Optional['outputs.CdnRuleTemplateOptionsFastedge']:
+        """
+        Allows to configure FastEdge app to be called on different request/response phases.
+        """
+        return pulumi.get(self, "fastedge")
+
+    @_builtins.property
+    @pulumi.getter(name="fetchCompressed")
+    def fetch_compressed(self) -> Optional['outputs.CdnRuleTemplateOptionsFetchCompressed']:
+        """
+        Option allows to enable fetch compressed. CDN request and cache already compressed content. Your server should support compression. CDN servers will not ungzip your content even if a user's browser doesn't accept compression (nowadays almost all browsers support it).
+        """
+        return pulumi.get(self, "fetch_compressed")
+
+    @_builtins.property
+    @pulumi.getter(name="followOriginRedirect")
+    def follow_origin_redirect(self) -> Optional['outputs.CdnRuleTemplateOptionsFollowOriginRedirect']:
+        """
+        Enable redirection from origin. If the origin server returns a redirect, the option allows the CDN to pull the requested content from the origin server that was returned in the redirect.
+        """
+        return pulumi.get(self, "follow_origin_redirect")
+
+    @_builtins.property
+    @pulumi.getter(name="forceReturn")
+    def force_return(self) -> Optional['outputs.CdnRuleTemplateOptionsForceReturn']:
+        """
+        Allows to apply custom HTTP code to the CDN content. Specify HTTP-code you need and text or URL if you are going to set up redirect.
+        """
+        return pulumi.get(self, "force_return")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardHostHeader")
+    def forward_host_header(self) -> Optional['outputs.CdnRuleTemplateOptionsForwardHostHeader']:
+        """
+        When a CDN requests content from an origin server, the option allows to forward the Host header used in the request made to a CDN.
+        """
+        return pulumi.get(self, "forward_host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="gzipOn")
+    def gzip_on(self) -> Optional['outputs.CdnRuleTemplateOptionsGzipOn']:
+        """
+        GZip compression option allows to compress content with gzip on the CDN`s end. CDN servers will request only uncompressed content from the origin.
+        """
+        return pulumi.get(self, "gzip_on")
+
+    @_builtins.property
+    @pulumi.getter(name="hostHeader")
+    def host_header(self) -> Optional['outputs.CdnRuleTemplateOptionsHostHeader']:
+        """
+        Option allows to set Host header that CDN servers use when request content from an origin server. Your server must be able to process requests with the chosen header. If the option is NULL, Host Header value is taken from the parent CDN resource's value.
+        """
+        return pulumi.get(self, "host_header")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreCookie")
+    def ignore_cookie(self) -> Optional['outputs.CdnRuleTemplateOptionsIgnoreCookie']:
+        """
+        By default, files pulled from an origin source with cookies are not cached in a CDN. Enable this option to cache such objects.
+        """
+        return pulumi.get(self, "ignore_cookie")
+
+    @_builtins.property
+    @pulumi.getter(name="ignoreQueryString")
+    def ignore_query_string(self) -> Optional['outputs.CdnRuleTemplateOptionsIgnoreQueryString']:
+        """
+        Ignore query string option determines how files with different query strings will be cached: either as one object (option is enabled) or as different objects (option is disabled).
+        """
+        return pulumi.get(self, "ignore_query_string")
+
+    @_builtins.property
+    @pulumi.getter(name="imageStack")
+    def image_stack(self) -> Optional['outputs.CdnRuleTemplateOptionsImageStack']:
+        """
+        Image stack option allows transforming JPG and PNG images (such as resizing or cropping) and automatically converting them to WebP or AVIF format. It is a paid option.
+        """
+        return pulumi.get(self, "image_stack")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddressAcl")
+    def ip_address_acl(self) -> Optional['outputs.CdnRuleTemplateOptionsIpAddressAcl']:
+        """
+        IP access policy option allows to control access to the CDN Resource content for specific IP addresses.
+        """
+        return pulumi.get(self, "ip_address_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="limitBandwidth")
+    def limit_bandwidth(self) -> Optional['outputs.CdnRuleTemplateOptionsLimitBandwidth']:
+        """
+        The option allows to control the download speed per connection.
+        """
+        return pulumi.get(self, "limit_bandwidth")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheKey")
+    def proxy_cache_key(self) -> Optional['outputs.CdnRuleTemplateOptionsProxyCacheKey']:
+        """
+        The option allows to modify the cache key. If omitted, the default value is $request_uri. Warning: Enabling and changing this option can invalidate your current cache and affect the cache hit ratio. Furthermore, the "Purge by pattern" option will not work.
+        """
+        return pulumi.get(self, "proxy_cache_key")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyCacheMethodsSet")
+    def proxy_cache_methods_set(self) -> Optional['outputs.CdnRuleTemplateOptionsProxyCacheMethodsSet']:
+        """
+        Allows caching for GET, HEAD and POST requests.
+        """
+        return pulumi.get(self, "proxy_cache_methods_set")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyConnectTimeout")
+    def proxy_connect_timeout(self) -> Optional['outputs.CdnRuleTemplateOptionsProxyConnectTimeout']:
+        """
+        The time limit for establishing a connection with the origin.
+        """
+        return pulumi.get(self, "proxy_connect_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="proxyReadTimeout")
+    def proxy_read_timeout(self) -> Optional['outputs.CdnRuleTemplateOptionsProxyReadTimeout']:
+        """
+        The time limit for receiving a partial response from the origin. If no response is received within this time, the connection will be closed.
+        """
+        return pulumi.get(self, "proxy_read_timeout")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsBlacklist")
+    def query_params_blacklist(self) -> Optional['outputs.CdnRuleTemplateOptionsQueryParamsBlacklist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as one object.
+        """
+        return pulumi.get(self, "query_params_blacklist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryParamsWhitelist")
+    def query_params_whitelist(self) -> Optional['outputs.CdnRuleTemplateOptionsQueryParamsWhitelist']:
+        """
+        Specify list of query strings. Files with those query strings will be cached as different objects.
+        """
+        return pulumi.get(self, "query_params_whitelist")
+
+    @_builtins.property
+    @pulumi.getter(name="queryStringForwarding")
+    def query_string_forwarding(self) -> Optional['outputs.CdnRuleTemplateOptionsQueryStringForwarding']:
+        """
+        The Query String Forwarding feature allows for the seamless transfer of parameters embedded in playlist files to the corresponding media chunk files.
+        """
+        return pulumi.get(self, "query_string_forwarding")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpToHttps")
+    def redirect_http_to_https(self) -> Optional['outputs.CdnRuleTemplateOptionsRedirectHttpToHttps']:
+        """
+        When enabled, HTTP requests are redirected to HTTPS.
+        """
+        return pulumi.get(self, "redirect_http_to_https")
+
+    @_builtins.property
+    @pulumi.getter(name="redirectHttpsToHttp")
+    def redirect_https_to_http(self) -> Optional['outputs.CdnRuleTemplateOptionsRedirectHttpsToHttp']:
+        """
+        When enabled, HTTPS requests are redirected to HTTP.
+        """
+        return pulumi.get(self, "redirect_https_to_http")
+
+    @_builtins.property
+    @pulumi.getter(name="referrerAcl")
+    def referrer_acl(self) -> Optional['outputs.CdnRuleTemplateOptionsReferrerAcl']:
+        """
+        Referrer access policy option allows to control access to the CDN Resource content for specified domain names.
+        """
+        return pulumi.get(self, "referrer_acl")
+
+    @_builtins.property
+    @pulumi.getter(name="responseHeadersHidingPolicy")
+    def response_headers_hiding_policy(self) -> Optional['outputs.CdnRuleTemplateOptionsResponseHeadersHidingPolicy']:
+        """
+        Define HTTP headers (specified at an origin server) that a CDN server hides from the response.
+        """
+        return pulumi.get(self, "response_headers_hiding_policy")
+
+    @_builtins.property
+    @pulumi.getter
+    def rewrite(self) -> Optional['outputs.CdnRuleTemplateOptionsRewrite']:
+        """
+        Rewrite option changes and redirects the requests from the CDN to the origin. It operates according to the Nginx configuration.
+        """
+        return pulumi.get(self, "rewrite")
+
+    @_builtins.property
+    @pulumi.getter(name="secureKey")
+    def secure_key(self) -> Optional['outputs.CdnRuleTemplateOptionsSecureKey']:
+        """
+        The option allows configuring an access with tokenized URLs. It makes impossible to access content without a valid (unexpired) hash key. When enabled, you need to specify a key that you use to generate a token.
+        """
+        return pulumi.get(self, "secure_key")
+
+    @_builtins.property
+    @pulumi.getter
+    def slice(self) -> Optional['outputs.CdnRuleTemplateOptionsSlice']:
+        """
+        When enabled, files larger than 10 MB are requested and cached in parts (no larger than 10 MB each). It reduces time to first byte. The origin must support HTTP Range requests.
+        """
+        return pulumi.get(self, "slice")
+
+    @_builtins.property
+    @pulumi.getter
+    def sni(self) -> Optional['outputs.CdnRuleTemplateOptionsSni']:
+        """
+        Specify the SNI (Server Name Indication). SNI (Server Name Indication) is generally only required if your origin is using shared hosting or does not have a dedicated IP address. If the origin server presents multiple certificates, SNI allows the origin server to know which certificate to use for the connection. The option works only if originProtocol parameter is HTTPS or MATCH.
+        """
+        return pulumi.get(self, "sni")
+
+    @_builtins.property
+    @pulumi.getter
+    def stale(self) -> Optional['outputs.CdnRuleTemplateOptionsStale']:
+        """
+        The list of errors which Always Online option is applied for.
+        """
+        return pulumi.get(self, "stale")
+
+    @_builtins.property
+    @pulumi.getter(name="staticRequestHeaders")
+    def static_request_headers(self) -> Optional['outputs.CdnRuleTemplateOptionsStaticRequestHeaders']:
+        """
+        Specify custom HTTP Headers for a CDN server to add to request.
+        """
+        return pulumi.get(self, "static_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="staticResponseHeaders")
+    def static_response_headers(self) -> Optional['outputs.CdnRuleTemplateOptionsStaticResponseHeaders']:
+        """
+        Specify custom HTTP Headers that a CDN server adds to a response.
+        """
+        return pulumi.get(self, "static_response_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="userAgentAcl")
+    def user_agent_acl(self) -> Optional['outputs.CdnRuleTemplateOptionsUserAgentAcl']:
+        """
+        User agents policy option allows to control access to the content for specified user-agent.
+        """
+        return pulumi.get(self, "user_agent_acl")
+
+    @_builtins.property
+    @pulumi.getter
+    def waap(self) -> Optional['outputs.CdnRuleTemplateOptionsWaap']:
+        """
+        Option allows to enable WAAP (Web Application and API Protection).
+        """
+        return pulumi.get(self, "waap")
+
+    @_builtins.property
+    @pulumi.getter
+    def waf(self) -> Optional['outputs.CdnRuleTemplateOptionsWaf']:
+        """
+        Option allows to enable Basic WAF to protect you against the most common threats.
+        """
+        return pulumi.get(self, "waf")
+
+    @_builtins.property
+    @pulumi.getter
+    def websockets(self) -> Optional['outputs.CdnRuleTemplateOptionsWebsockets']:
+        """
+        WebSockets option allows WebSockets connections to an origin server.
+        """
+        return pulumi.get(self, "websockets")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsAllowedHttpMethods(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Available methods: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsBrotliCompression(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify the content-type for each type of content you wish to have compressed.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify the content-type for each type of content you wish to have compressed.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsBrowserCacheSettings(dict):
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str value: Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Use '0s' to disable caching. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsCors(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        :param _builtins.bool always: Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Specify a value of the Access-Control-Allow-Origin header. Possible values: '*', '$http_origin', 'example.com'.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specify if the Access-Control-Allow-Origin header should be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsCountryAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsCountryAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsCountryAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsCountryAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of countries according to ISO-3166-1.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of countries according to ISO-3166-1.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsDisableProxyForceRanges(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsEdgeCacheSettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customValues":
+            suggest = "custom_values"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsEdgeCacheSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsEdgeCacheSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsEdgeCacheSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_values: Optional[Mapping[str, _builtins.str]] = None,
+                 default: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param Mapping[str, _builtins.str] custom_values: Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        :param _builtins.str default: Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        :param _builtins.str value: Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        if custom_values is not None:
+            pulumi.set(__self__, "custom_values", custom_values)
+        if default is not None:
+            pulumi.set(__self__, "default", default)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="customValues")
+    def custom_values(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Specify caching time in seconds ('0s', '600s' for example) for a response with specific response code ('304', '404' for example). Use 'any' to specify caching time for all response codes. Use '0s' to disable caching for a specific response code. These settings have a higher priority than the value field.
+        """
+        return pulumi.get(self, "custom_values")
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> Optional[_builtins.str]:
+        """
+        Content will be cached according to origin cache settings. The value applies for a response with codes 200, 201, 204, 206, 301, 302, 303, 304, 307, 308, if an origin server does not have caching HTTP headers. Responses with other codes will not be cached.
+        """
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Specify caching time for the response with codes 200, 206, 301, 302. Responses with codes 4xx, 5xx will not be cached. Use '0s' to disable caching. Use<span pulumi-lang-nodejs=" customValues " pulumi-lang-dotnet=" CustomValues " pulumi-lang-go=" customValues " pulumi-lang-python=" custom_values " pulumi-lang-yaml=" customValues " pulumi-lang-java=" customValues "> custom_values </span>field to specify a custom caching time for a response with specific codes.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFastedge(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "onRequestBody":
+            suggest = "on_request_body"
+        elif key == "onRequestHeaders":
+            suggest = "on_request_headers"
+        elif key == "onResponseBody":
+            suggest = "on_response_body"
+        elif key == "onResponseHeaders":
+            suggest = "on_response_headers"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsFastedge. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsFastedge.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsFastedge.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: Optional[_builtins.bool] = None,
+                 on_request_body: Optional['outputs.CdnRuleTemplateOptionsFastedgeOnRequestBody'] = None,
+                 on_request_headers: Optional['outputs.CdnRuleTemplateOptionsFastedgeOnRequestHeaders'] = None,
+                 on_response_body: Optional['outputs.CdnRuleTemplateOptionsFastedgeOnResponseBody'] = None,
+                 on_response_headers: Optional['outputs.CdnRuleTemplateOptionsFastedgeOnResponseHeaders'] = None):
+        """
+        :param 'CdnRuleTemplateOptionsFastedgeOnRequestBodyArgs' on_request_body: Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        :param 'CdnRuleTemplateOptionsFastedgeOnRequestHeadersArgs' on_request_headers: Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        :param 'CdnRuleTemplateOptionsFastedgeOnResponseBodyArgs' on_response_body: Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        :param 'CdnRuleTemplateOptionsFastedgeOnResponseHeadersArgs' on_response_headers: Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if on_request_body is not None:
+            pulumi.set(__self__, "on_request_body", on_request_body)
+        if on_request_headers is not None:
+            pulumi.set(__self__, "on_request_headers", on_request_headers)
+        if on_response_body is not None:
+            pulumi.set(__self__, "on_response_body", on_response_body)
+        if on_response_headers is not None:
+            pulumi.set(__self__, "on_response_headers", on_response_headers)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestBody")
+    def on_request_body(self) -> Optional['outputs.CdnRuleTemplateOptionsFastedgeOnRequestBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle request body as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onRequestHeaders")
+    def on_request_headers(self) -> Optional['outputs.CdnRuleTemplateOptionsFastedgeOnRequestHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle request headers as soon as CDN receives incoming HTTP request.
+        """
+        return pulumi.get(self, "on_request_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseBody")
+    def on_response_body(self) -> Optional['outputs.CdnRuleTemplateOptionsFastedgeOnResponseBody']:
+        """
+        Allows to configure FastEdge application that will be called to handle response body before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_body")
+
+    @_builtins.property
+    @pulumi.getter(name="onResponseHeaders")
+    def on_response_headers(self) -> Optional['outputs.CdnRuleTemplateOptionsFastedgeOnResponseHeaders']:
+        """
+        Allows to configure FastEdge application that will be called to handle response headers before CDN sends the HTTP response.
+        """
+        return pulumi.get(self, "on_response_headers")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFastedgeOnRequestBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsFastedgeOnRequestBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnRequestBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFastedgeOnRequestHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsFastedgeOnRequestHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnRequestHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFastedgeOnResponseBody(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsFastedgeOnResponseBody. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnResponseBody.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFastedgeOnResponseHeaders(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "appId":
+            suggest = "app_id"
+        elif key == "executeOnEdge":
+            suggest = "execute_on_edge"
+        elif key == "executeOnShield":
+            suggest = "execute_on_shield"
+        elif key == "interruptOnError":
+            suggest = "interrupt_on_error"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsFastedgeOnResponseHeaders. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsFastedgeOnResponseHeaders.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 app_id: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 execute_on_edge: Optional[_builtins.bool] = None,
+                 execute_on_shield: Optional[_builtins.bool] = None,
+                 interrupt_on_error: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str app_id: The ID of the application in FastEdge.
+        :param _builtins.bool enabled: Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        :param _builtins.bool execute_on_edge: Determines if the request should be executed at the edge nodes.
+        :param _builtins.bool execute_on_shield: Determines if the request should be executed at the shield nodes.
+        :param _builtins.bool interrupt_on_error: Determines if the request execution should be interrupted when an error occurs.
+        """
+        pulumi.set(__self__, "app_id", app_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if execute_on_edge is not None:
+            pulumi.set(__self__, "execute_on_edge", execute_on_edge)
+        if execute_on_shield is not None:
+            pulumi.set(__self__, "execute_on_shield", execute_on_shield)
+        if interrupt_on_error is not None:
+            pulumi.set(__self__, "interrupt_on_error", interrupt_on_error)
+
+    @_builtins.property
+    @pulumi.getter(name="appId")
+    def app_id(self) -> _builtins.str:
+        """
+        The ID of the application in FastEdge.
+        """
+        return pulumi.get(self, "app_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the FastEdge application should be called whenever HTTP request headers are received.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnEdge")
+    def execute_on_edge(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the edge nodes.
+        """
+        return pulumi.get(self, "execute_on_edge")
+
+    @_builtins.property
+    @pulumi.getter(name="executeOnShield")
+    def execute_on_shield(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request should be executed at the shield nodes.
+        """
+        return pulumi.get(self, "execute_on_shield")
+
+    @_builtins.property
+    @pulumi.getter(name="interruptOnError")
+    def interrupt_on_error(self) -> Optional[_builtins.bool]:
+        """
+        Determines if the request execution should be interrupted when an error occurs.
+        """
+        return pulumi.get(self, "interrupt_on_error")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFetchCompressed(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsFollowOriginRedirect(dict):
+    def __init__(__self__, *,
+                 codes: Sequence[_builtins.float],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.float] codes: Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        pulumi.set(__self__, "codes", codes)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def codes(self) -> Sequence[_builtins.float]:
+        """
+        Specify the redirect status code that the origin server returns. Possible values: 301, 302, 303, 307, 308.
+        """
+        return pulumi.get(self, "codes")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsForceReturn(dict):
+    def __init__(__self__, *,
+                 code: _builtins.float,
+                 body: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float code: HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        :param _builtins.str body: Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        pulumi.set(__self__, "code", code)
+        if body is not None:
+            pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def code(self) -> _builtins.float:
+        """
+        HTTP response status code. Available codes: 100 <= value <= 599. Reserved codes: 408, 444, 477, 494, 495, 496, 497, 499
+        """
+        return pulumi.get(self, "code")
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> Optional[_builtins.str]:
+        """
+        Response text or URL if you're going to set up redirection. Max length = 100.
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsForwardHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsGzipOn(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsHostHeader(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsIgnoreCookie(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsIgnoreQueryString(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsImageStack(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "avifEnabled":
+            suggest = "avif_enabled"
+        elif key == "pngLossless":
+            suggest = "png_lossless"
+        elif key == "webpEnabled":
+            suggest = "webp_enabled"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsImageStack. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsImageStack.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsImageStack.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 quality: _builtins.float,
+                 avif_enabled: Optional[_builtins.bool] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 png_lossless: Optional[_builtins.bool] = None,
+                 webp_enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float quality: Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        :param _builtins.bool avif_enabled: If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        :param _builtins.bool png_lossless: Represents compression without quality loss for PNG format.
+        :param _builtins.bool webp_enabled: If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        pulumi.set(__self__, "quality", quality)
+        if avif_enabled is not None:
+            pulumi.set(__self__, "avif_enabled", avif_enabled)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if png_lossless is not None:
+            pulumi.set(__self__, "png_lossless", png_lossless)
+        if webp_enabled is not None:
+            pulumi.set(__self__, "webp_enabled", webp_enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def quality(self) -> _builtins.float:
+        """
+        Quality settings for JPG and PNG images. Specify a value from 1 to 100. The higher the value, the better the image quality and the larger the file size after conversion.
+        """
+        return pulumi.get(self, "quality")
+
+    @_builtins.property
+    @pulumi.getter(name="avifEnabled")
+    def avif_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to AVIF format when supported by the end users browser.
+        """
+        return pulumi.get(self, "avif_enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="pngLossless")
+    def png_lossless(self) -> Optional[_builtins.bool]:
+        """
+        Represents compression without quality loss for PNG format.
+        """
+        return pulumi.get(self, "png_lossless")
+
+    @_builtins.property
+    @pulumi.getter(name="webpEnabled")
+    def webp_enabled(self) -> Optional[_builtins.bool]:
+        """
+        If enabled, JPG and PNG images automatically convert to WebP format when supported by the end users browser.
+        """
+        return pulumi.get(self, "webp_enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsIpAddressAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsIpAddressAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsIpAddressAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsIpAddressAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of IP address with a subnet mask.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of IP address with a subnet mask.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsLimitBandwidth(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "limitType":
+            suggest = "limit_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsLimitBandwidth. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsLimitBandwidth.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsLimitBandwidth.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 limit_type: _builtins.str,
+                 buffer: Optional[_builtins.float] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 speed: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str limit_type: The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        :param _builtins.float buffer: Amount of downloaded data after which the user will be rate limited.
+        :param _builtins.float speed: Maximum download speed per connection. Must be greater than 0.
+        """
+        pulumi.set(__self__, "limit_type", limit_type)
+        if buffer is not None:
+            pulumi.set(__self__, "buffer", buffer)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if speed is not None:
+            pulumi.set(__self__, "speed", speed)
+
+    @_builtins.property
+    @pulumi.getter(name="limitType")
+    def limit_type(self) -> _builtins.str:
+        """
+        The way of controlling the download speed per each connection. Possible values are: static, dynamic.
+        """
+        return pulumi.get(self, "limit_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def buffer(self) -> Optional[_builtins.float]:
+        """
+        Amount of downloaded data after which the user will be rate limited.
+        """
+        return pulumi.get(self, "buffer")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def speed(self) -> Optional[_builtins.float]:
+        """
+        Maximum download speed per connection. Must be greater than 0.
+        """
+        return pulumi.get(self, "speed")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsProxyCacheKey(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Key for caching. Should be a combination of the specified variables: $http_x_cdn_real_host, $request_uri, $scheme, $uri.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsProxyCacheMethodsSet(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsProxyConnectTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsProxyReadTimeout(dict):
+    def __init__(__self__, *,
+                 value: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str value: Specify time in seconds ('1s', '30s' for example).
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Specify time in seconds ('1s', '30s' for example).
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsQueryParamsBlacklist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsQueryParamsWhitelist(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsQueryStringForwarding(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "forwardFromFileTypes":
+            suggest = "forward_from_file_types"
+        elif key == "forwardToFileTypes":
+            suggest = "forward_to_file_types"
+        elif key == "forwardExceptKeys":
+            suggest = "forward_except_keys"
+        elif key == "forwardOnlyKeys":
+            suggest = "forward_only_keys"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsQueryStringForwarding. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsQueryStringForwarding.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsQueryStringForwarding.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 forward_from_file_types: Sequence[_builtins.str],
+                 forward_to_file_types: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None,
+                 forward_except_keys: Optional[Sequence[_builtins.str]] = None,
+                 forward_only_keys: Optional[Sequence[_builtins.str]] = None):
+        """
+        :param Sequence[_builtins.str] forward_from_file_types: Specify the types of playlist files from which parameters will be extracted and forwarded.
+        :param Sequence[_builtins.str] forward_to_file_types: Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        :param Sequence[_builtins.str] forward_except_keys: Specify the keys that will not be forwarded from playlist files to media chunk files.
+        :param Sequence[_builtins.str] forward_only_keys: Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        pulumi.set(__self__, "forward_from_file_types", forward_from_file_types)
+        pulumi.set(__self__, "forward_to_file_types", forward_to_file_types)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if forward_except_keys is not None:
+            pulumi.set(__self__, "forward_except_keys", forward_except_keys)
+        if forward_only_keys is not None:
+            pulumi.set(__self__, "forward_only_keys", forward_only_keys)
+
+    @_builtins.property
+    @pulumi.getter(name="forwardFromFileTypes")
+    def forward_from_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of playlist files from which parameters will be extracted and forwarded.
+        """
+        return pulumi.get(self, "forward_from_file_types")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardToFileTypes")
+    def forward_to_file_types(self) -> Sequence[_builtins.str]:
+        """
+        Specify the types of media chunk files to which parameters, extracted from playlist files, will be forwarded.
+        """
+        return pulumi.get(self, "forward_to_file_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardExceptKeys")
+    def forward_except_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will not be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_except_keys")
+
+    @_builtins.property
+    @pulumi.getter(name="forwardOnlyKeys")
+    def forward_only_keys(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Specify the keys that will be forwarded from playlist files to media chunk files.
+        """
+        return pulumi.get(self, "forward_only_keys")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsRedirectHttpToHttps(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsRedirectHttpsToHttp(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsReferrerAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsReferrerAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsReferrerAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsReferrerAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        Specify list of domain names or wildcard domains (without http:// or https://). For example, example.com or *.example.com.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsResponseHeadersHidingPolicy(dict):
+    def __init__(__self__, *,
+                 excepteds: Sequence[_builtins.str],
+                 mode: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepteds: List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        :param _builtins.str mode: Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        pulumi.set(__self__, "excepteds", excepteds)
+        pulumi.set(__self__, "mode", mode)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def excepteds(self) -> Sequence[_builtins.str]:
+        """
+        List of HTTP headers. The following required headers cannot be hidden from response: Connection, Content-Length, Content-Type, Date, Server.
+        """
+        return pulumi.get(self, "excepteds")
+
+    @_builtins.property
+    @pulumi.getter
+    def mode(self) -> _builtins.str:
+        """
+        Specify a mode of hiding HTTP headers from the response. Possible values are: hide, show.
+        """
+        return pulumi.get(self, "mode")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsRewrite(dict):
+    def __init__(__self__, *,
+                 body: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 flag: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str body: The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        :param _builtins.str flag: Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        pulumi.set(__self__, "body", body)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if flag is not None:
+            pulumi.set(__self__, "flag", flag)
+
+    @_builtins.property
+    @pulumi.getter
+    def body(self) -> _builtins.str:
+        """
+        The pattern for Rewrite. At least one group should be specified. For Example: /rewrite_from/(.*) /rewrite_to/$1
+        """
+        return pulumi.get(self, "body")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def flag(self) -> Optional[_builtins.str]:
+        """
+        Define flag for the Rewrite option. Possible values: last, break, redirect, permanent.
+        """
+        return pulumi.get(self, "flag")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsSecureKey(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 type: _builtins.float,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str key: A key generated on your side that will be used for URL signing.
+        :param _builtins.float type: Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "type", type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        """
+        A key generated on your side that will be used for URL signing.
+        """
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.float:
+        """
+        Specify the type of URL Signing. It can be either 0 or 2. Type 0 - includes end user's IP to secure token generation. Type 2 - excludes end user's IP from secure token generation.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsSlice(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsSni(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "customHostname":
+            suggest = "custom_hostname"
+        elif key == "sniType":
+            suggest = "sni_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsSni. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsSni.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsSni.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 custom_hostname: Optional[_builtins.str] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 sni_type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str custom_hostname: Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        :param _builtins.str sni_type: Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        if custom_hostname is not None:
+            pulumi.set(__self__, "custom_hostname", custom_hostname)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if sni_type is not None:
+            pulumi.set(__self__, "sni_type", sni_type)
+
+    @_builtins.property
+    @pulumi.getter(name="customHostname")
+    def custom_hostname(self) -> Optional[_builtins.str]:
+        """
+        Custom SNI hostname. Required if<span pulumi-lang-nodejs=" sniType " pulumi-lang-dotnet=" SniType " pulumi-lang-go=" sniType " pulumi-lang-python=" sni_type " pulumi-lang-yaml=" sniType " pulumi-lang-java=" sniType "> sni_type </span>is set to 'custom'.
+        """
+        return pulumi.get(self, "custom_hostname")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="sniType")
+    def sni_type(self) -> Optional[_builtins.str]:
+        """
+        Specify SNI type. Possible values: dynamic, custom. dynamic - SNI hostname depends on the hostHeader and the<span pulumi-lang-nodejs=" forwardHostHeader " pulumi-lang-dotnet=" ForwardHostHeader " pulumi-lang-go=" forwardHostHeader " pulumi-lang-python=" forward_host_header " pulumi-lang-yaml=" forwardHostHeader " pulumi-lang-java=" forwardHostHeader "> forward_host_header </span>options. custom - custom SNI hostname.
+        """
+        return pulumi.get(self, "sni_type")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsStale(dict):
+    def __init__(__self__, *,
+                 values: Sequence[_builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] values: Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Possible values: error, http_403, http_404, http_429, http_500, http_502, http_503, http_504, invalid_header, timeout, updating.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsStaticRequestHeaders(dict):
+    def __init__(__self__, *,
+                 value: Mapping[str, _builtins.str],
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Mapping[str, _builtins.str] value: Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Mapping[str, _builtins.str]:
+        """
+        Header name is restricted to 255 symbols and can contain latin letters (A-Z, a-z), numbers (0-9), dashes, and underscores. Header value is restricted to 512 symbols and can contain latin letters (a-z), numbers (0-9), spaces, underscores and symbols (-/.:). Space can be used only between words.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsStaticResponseHeaders(dict):
+    def __init__(__self__, *,
+                 values: Sequence['outputs.CdnRuleTemplateOptionsStaticResponseHeadersValue'],
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "values", values)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence['outputs.CdnRuleTemplateOptionsStaticResponseHeadersValue']:
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsStaticResponseHeadersValue(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 values: Sequence[_builtins.str],
+                 always: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str name: Header name.
+        :param Sequence[_builtins.str] values: Header value.
+        :param _builtins.bool always: Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "values", values)
+        if always is not None:
+            pulumi.set(__self__, "always", always)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Header name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def values(self) -> Sequence[_builtins.str]:
+        """
+        Header value.
+        """
+        return pulumi.get(self, "values")
+
+    @_builtins.property
+    @pulumi.getter
+    def always(self) -> Optional[_builtins.bool]:
+        """
+        Specifies if the header will be added to a response from CDN regardless of response code.
+        """
+        return pulumi.get(self, "always")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsUserAgentAcl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "exceptedValues":
+            suggest = "excepted_values"
+        elif key == "policyType":
+            suggest = "policy_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in CdnRuleTemplateOptionsUserAgentAcl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        CdnRuleTemplateOptionsUserAgentAcl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        CdnRuleTemplateOptionsUserAgentAcl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 excepted_values: Sequence[_builtins.str],
+                 policy_type: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] excepted_values: List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        :param _builtins.str policy_type: Possible values: allow, deny.
+        """
+        pulumi.set(__self__, "excepted_values", excepted_values)
+        pulumi.set(__self__, "policy_type", policy_type)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="exceptedValues")
+    def excepted_values(self) -> Sequence[_builtins.str]:
+        """
+        List of User-Agents. Use "" to allow/deny access when the User-Agent header is empty.
+        """
+        return pulumi.get(self, "excepted_values")
+
+    @_builtins.property
+    @pulumi.getter(name="policyType")
+    def policy_type(self) -> _builtins.str:
+        """
+        Possible values: allow, deny.
+        """
+        return pulumi.get(self, "policy_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsWaap(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsWaf(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class CdnRuleTemplateOptionsWebsockets(dict):
+    def __init__(__self__, *,
+                 value: _builtins.bool,
+                 enabled: Optional[_builtins.bool] = None):
+        pulumi.set(__self__, "value", value)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.bool:
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+
+@pulumi.output_type
+class DdosProtectionField(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "baseField":
+            suggest = "base_field"
+        elif key == "fieldType":
+            suggest = "field_type"
+        elif key == "fieldValue":
+            suggest = "field_value"
+        elif key == "validationSchema":
+            suggest = "validation_schema"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DdosProtectionField. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DdosProtectionField.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DdosProtectionField.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 base_field: _builtins.float,
+                 default: Optional[_builtins.str] = None,
+                 description: Optional[_builtins.str] = None,
+                 field_type: Optional[_builtins.str] = None,
+                 field_value: Optional[_builtins.str] = None,
+                 id: Optional[_builtins.float] = None,
+                 name: Optional[_builtins.str] = None,
+                 required: Optional[_builtins.bool] = None,
+                 validation_schema: Optional[_builtins.str] = None,
+                 value: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str description: Field description
+        :param _builtins.str field_value: Complex value. Only one of 'value' or 'field_value' must be specified.
+        :param _builtins.str validation_schema: Json schema to validate field_values
+        :param _builtins.str value: Basic type value. Only one of 'value' or 'field_value' must be specified.
+        """
+        pulumi.set(__self__, "base_field", base_field)
+        if default is not None:
+            pulumi.set(__self__, "default", default)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if field_type is not None:
+            pulumi.set(__self__, "field_type", field_type)
+        if field_value is not None:
+            pulumi.set(__self__, "field_value", field_value)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if required is not None:
+            pulumi.set(__self__, "required", required)
+        if validation_schema is not None:
+            pulumi.set(__self__, "validation_schema", validation_schema)
+        if value is not None:
+            pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="baseField")
+    def base_field(self) -> _builtins.float:
+        return pulumi.get(self, "base_field")
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        """
+        Field description
+        """
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="fieldType")
+    def field_type(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "field_type")
+
+    @_builtins.property
+    @pulumi.getter(name="fieldValue")
+    def field_value(self) -> Optional[_builtins.str]:
+        """
+        Complex value. Only one of 'value' or 'field_value' must be specified.
+        """
+        return pulumi.get(self, "field_value")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def required(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "required")
+
+    @_builtins.property
+    @pulumi.getter(name="validationSchema")
+    def validation_schema(self) -> Optional[_builtins.str]:
+        """
+        Json schema to validate field_values
+        """
+        return pulumi.get(self, "validation_schema")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> Optional[_builtins.str]:
+        """
+        Basic type value. Only one of 'value' or 'field_value' must be specified.
+        """
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class DdosProtectionProtocol(dict):
+    def __init__(__self__, *,
+                 port: _builtins.str,
+                 protocols: Sequence[_builtins.str]):
+        pulumi.set(__self__, "port", port)
+        pulumi.set(__self__, "protocols", protocols)
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> _builtins.str:
+        return pulumi.get(self, "port")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocols(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "protocols")
+
+
+@pulumi.output_type
+class DnsNetworkMappingMapping(dict):
+    def __init__(__self__, *,
+                 tags: Sequence[_builtins.str],
+                 cidr4s: Optional[Sequence[_builtins.str]] = None,
+                 cidr6s: Optional[Sequence[_builtins.str]] = None):
+        pulumi.set(__self__, "tags", tags)
+        if cidr4s is not None:
+            pulumi.set(__self__, "cidr4s", cidr4s)
+        if cidr6s is not None:
+            pulumi.set(__self__, "cidr6s", cidr6s)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter
+    def cidr4s(self) -> Optional[Sequence[_builtins.str]]:
+        return pulumi.get(self, "cidr4s")
+
+    @_builtins.property
+    @pulumi.getter
+    def cidr6s(self) -> Optional[Sequence[_builtins.str]]:
+        return pulumi.get(self, "cidr6s")
+
+
+@pulumi.output_type
+class DnsZoneRecordFilter(dict):
+    def __init__(__self__, *,
+                 type: _builtins.str,
+                 limit: Optional[_builtins.float] = None,
+                 strict: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str type: A DNS Zone Record filter option that describe a name of filter.
+        :param _builtins.float limit: A DNS Zone Record filter option that describe how many records will be percolated.
+        :param _builtins.bool strict: A DNS Zone Record filter option that describe possibility to return answers if no records were percolated through filter.
+        """
+        pulumi.set(__self__, "type", type)
+        if limit is not None:
+            pulumi.set(__self__, "limit", limit)
+        if strict is not None:
+            pulumi.set(__self__, "strict", strict)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        A DNS Zone Record filter option that describe a name of filter.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def limit(self) -> Optional[_builtins.float]:
+        """
+        A DNS Zone Record filter option that describe how many records will be percolated.
+        """
+        return pulumi.get(self, "limit")
+
+    @_builtins.property
+    @pulumi.getter
+    def strict(self) -> Optional[_builtins.bool]:
+        """
+        A DNS Zone Record filter option that describe possibility to return answers if no records were percolated through filter.
+        """
+        return pulumi.get(self, "strict")
+
+
+@pulumi.output_type
+class DnsZoneRecordMeta(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cidrMapping":
+            suggest = "cidr_mapping"
+        elif key == "geodnsLink":
+            suggest = "geodns_link"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DnsZoneRecordMeta. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DnsZoneRecordMeta.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DnsZoneRecordMeta.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 cidr_mapping: Optional[_builtins.str] = None,
+                 failovers: Optional[Sequence['outputs.DnsZoneRecordMetaFailover']] = None,
+                 geodns_link: Optional[_builtins.str] = None,
+                 healthchecks: Optional[Sequence['outputs.DnsZoneRecordMetaHealthcheck']] = None):
+        """
+        :param _builtins.str cidr_mapping: Cidr mapping rule name of DNS Zone RRSet resource.
+        :param Sequence['DnsZoneRecordMetaFailoverArgs'] failovers: Failover meta (eg. {"frequency": 60,"host": "www.gcore.com",<span pulumi-lang-nodejs=""httpStatusCode"" pulumi-lang-dotnet=""HttpStatusCode"" pulumi-lang-go=""httpStatusCode"" pulumi-lang-python=""http_status_code"" pulumi-lang-yaml=""httpStatusCode"" pulumi-lang-java=""httpStatusCode"">"http_status_code"</span>: null,"method": "GET","port": 80,"protocol": "HTTP","regexp": "","timeout": 10,"tls": false,"url": "/"}).
+        :param _builtins.str geodns_link: Geodns link (domain, or cl-) of DNS Zone RRSet resource.
+        :param Sequence['DnsZoneRecordMetaHealthcheckArgs'] healthchecks: Failover meta (eg. {"frequency": 60,"host": "www.gcore.com",<span pulumi-lang-nodejs=""httpStatusCode"" pulumi-lang-dotnet=""HttpStatusCode"" pulumi-lang-go=""httpStatusCode"" pulumi-lang-python=""http_status_code"" pulumi-lang-yaml=""httpStatusCode"" pulumi-lang-java=""httpStatusCode"">"http_status_code"</span>: null,"method": "GET","port": 80,"protocol": "HTTP","regexp": "","timeout": 10,"tls": false,"url": "/"}).
+        """
+        if cidr_mapping is not None:
+            pulumi.set(__self__, "cidr_mapping", cidr_mapping)
+        if failovers is not None:
+            pulumi.set(__self__, "failovers", failovers)
+        if geodns_link is not None:
+            pulumi.set(__self__, "geodns_link", geodns_link)
+        if healthchecks is not None:
+            pulumi.set(__self__, "healthchecks", healthchecks)
+
+    @_builtins.property
+    @pulumi.getter(name="cidrMapping")
+    def cidr_mapping(self) -> Optional[_builtins.str]:
+        """
+        Cidr mapping rule name of DNS Zone RRSet resource.
+        """
+        return pulumi.get(self, "cidr_mapping")
+
+    @_builtins.property
+    @pulumi.getter
+    def failovers(self) -> Optional[Sequence['outputs.DnsZoneRecordMetaFailover']]:
+        """
+        Failover meta (eg. {"frequency": 60,"host": "www.gcore.com",<span pulumi-lang-nodejs=""httpStatusCode"" pulumi-lang-dotnet=""HttpStatusCode"" pulumi-lang-go=""httpStatusCode"" pulumi-lang-python=""http_status_code"" pulumi-lang-yaml=""httpStatusCode"" pulumi-lang-java=""httpStatusCode"">"http_status_code"</span>: null,"method": "GET","port": 80,"protocol": "HTTP","regexp": "","timeout": 10,"tls": false,"url": "/"}).
+        """
+        return pulumi.get(self, "failovers")
+
+    @_builtins.property
+    @pulumi.getter(name="geodnsLink")
+    def geodns_link(self) -> Optional[_builtins.str]:
+        """
+        Geodns link (domain, or cl-) of DNS Zone RRSet resource.
+        """
+        return pulumi.get(self, "geodns_link")
+
+    @_builtins.property
+    @pulumi.getter
+    @_utilities.deprecated("""Deprecated""")
+    def healthchecks(self) -> Optional[Sequence['outputs.DnsZoneRecordMetaHealthcheck']]:
+        """
+        Failover meta (eg. {"frequency": 60,"host": "www.gcore.com",<span pulumi-lang-nodejs=""httpStatusCode"" pulumi-lang-dotnet=""HttpStatusCode"" pulumi-lang-go=""httpStatusCode"" pulumi-lang-python=""http_status_code"" pulumi-lang-yaml=""httpStatusCode"" pulumi-lang-java=""httpStatusCode"">"http_status_code"</span>: null,"method": "GET","port": 80,"protocol": "HTTP","regexp": "","timeout": 10,"tls": false,"url": "/"}).
+        """
+        return pulumi.get(self, "healthchecks")
+
+
+@pulumi.output_type
+class DnsZoneRecordMetaFailover(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "httpStatusCode":
+            suggest = "http_status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DnsZoneRecordMetaFailover. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DnsZoneRecordMetaFailover.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DnsZoneRecordMetaFailover.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 frequency: _builtins.float,
+                 protocol: _builtins.str,
+                 timeout: _builtins.float,
+                 command: Optional[_builtins.str] = None,
+                 host: Optional[_builtins.str] = None,
+                 http_status_code: Optional[_builtins.float] = None,
+                 method: Optional[_builtins.str] = None,
+                 port: Optional[_builtins.float] = None,
+                 regexp: Optional[_builtins.str] = None,
+                 tls: Optional[_builtins.bool] = None,
+                 url: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float frequency: Frequency in seconds (10-3600).
+        :param _builtins.str protocol: Protocol, possible value: HTTP, TCP, UDP, ICMP.
+        :param _builtins.float timeout: Timeout in seconds (1-10).
+        :param _builtins.str command: Command to send if protocol=TCP/UDP, maximum length: 255.
+        :param _builtins.str host: Request host/virtualhost to send if protocol=HTTP, must be empty for non-HTTP
+        :param _builtins.float http_status_code: Expected status code if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.str method: HTTP Method required if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.float port: Port to check (1-65535).
+        :param _builtins.str regexp: HTTP body or response payload to check if protocol<>ICMP, must be empty for ICMP.
+        :param _builtins.bool tls: TLS/HTTPS enabled if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.str url: URL path to check required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        pulumi.set(__self__, "frequency", frequency)
+        pulumi.set(__self__, "protocol", protocol)
+        pulumi.set(__self__, "timeout", timeout)
+        if command is not None:
+            pulumi.set(__self__, "command", command)
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if http_status_code is not None:
+            pulumi.set(__self__, "http_status_code", http_status_code)
+        if method is not None:
+            pulumi.set(__self__, "method", method)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if regexp is not None:
+            pulumi.set(__self__, "regexp", regexp)
+        if tls is not None:
+            pulumi.set(__self__, "tls", tls)
+        if url is not None:
+            pulumi.set(__self__, "url", url)
+
+    @_builtins.property
+    @pulumi.getter
+    def frequency(self) -> _builtins.float:
+        """
+        Frequency in seconds (10-3600).
+        """
+        return pulumi.get(self, "frequency")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        """
+        Protocol, possible value: HTTP, TCP, UDP, ICMP.
+        """
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> _builtins.float:
+        """
+        Timeout in seconds (1-10).
+        """
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def command(self) -> Optional[_builtins.str]:
+        """
+        Command to send if protocol=TCP/UDP, maximum length: 255.
+        """
+        return pulumi.get(self, "command")
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> Optional[_builtins.str]:
+        """
+        Request host/virtualhost to send if protocol=HTTP, must be empty for non-HTTP
+        """
+        return pulumi.get(self, "host")
+
+    @_builtins.property
+    @pulumi.getter(name="httpStatusCode")
+    def http_status_code(self) -> Optional[_builtins.float]:
+        """
+        Expected status code if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "http_status_code")
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> Optional[_builtins.str]:
+        """
+        HTTP Method required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> Optional[_builtins.float]:
+        """
+        Port to check (1-65535).
+        """
+        return pulumi.get(self, "port")
+
+    @_builtins.property
+    @pulumi.getter
+    def regexp(self) -> Optional[_builtins.str]:
+        """
+        HTTP body or response payload to check if protocol<>ICMP, must be empty for ICMP.
+        """
+        return pulumi.get(self, "regexp")
+
+    @_builtins.property
+    @pulumi.getter
+    def tls(self) -> Optional[_builtins.bool]:
+        """
+        TLS/HTTPS enabled if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "tls")
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> Optional[_builtins.str]:
+        """
+        URL path to check required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "url")
+
+
+@pulumi.output_type
+class DnsZoneRecordMetaHealthcheck(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "httpStatusCode":
+            suggest = "http_status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DnsZoneRecordMetaHealthcheck. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DnsZoneRecordMetaHealthcheck.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DnsZoneRecordMetaHealthcheck.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 frequency: _builtins.float,
+                 protocol: _builtins.str,
+                 timeout: _builtins.float,
+                 command: Optional[_builtins.str] = None,
+                 host: Optional[_builtins.str] = None,
+                 http_status_code: Optional[_builtins.float] = None,
+                 method: Optional[_builtins.str] = None,
+                 port: Optional[_builtins.float] = None,
+                 regexp: Optional[_builtins.str] = None,
+                 tls: Optional[_builtins.bool] = None,
+                 url: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float frequency: Frequency in seconds (10-3600).
+        :param _builtins.str protocol: Protocol, possible value: HTTP, TCP, UDP, ICMP.
+        :param _builtins.float timeout: Timeout in seconds (1-10).
+        :param _builtins.str command: Command to send if protocol=TCP/UDP, maximum length: 255.
+        :param _builtins.str host: Request host/virtualhost to send if protocol=HTTP, must be empty for non-HTTP
+        :param _builtins.float http_status_code: Expected status code if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.str method: HTTP Method required if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.float port: Port to check (1-65535).
+        :param _builtins.str regexp: HTTP body or response payload to check if protocol<>ICMP, must be empty for ICMP.
+        :param _builtins.bool tls: TLS/HTTPS enabled if protocol=HTTP, must be empty for non-HTTP.
+        :param _builtins.str url: URL path to check required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        pulumi.set(__self__, "frequency", frequency)
+        pulumi.set(__self__, "protocol", protocol)
+        pulumi.set(__self__, "timeout", timeout)
+        if command is not None:
+            pulumi.set(__self__, "command", command)
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if http_status_code is not None:
+            pulumi.set(__self__, "http_status_code", http_status_code)
+        if method is not None:
+            pulumi.set(__self__, "method", method)
+        if port is not None:
+            pulumi.set(__self__, "port", port)
+        if regexp is not None:
+            pulumi.set(__self__, "regexp", regexp)
+        if tls is not None:
+            pulumi.set(__self__, "tls", tls)
+        if url is not None:
+            pulumi.set(__self__, "url", url)
+
+    @_builtins.property
+    @pulumi.getter
+    def frequency(self) -> _builtins.float:
+        """
+        Frequency in seconds (10-3600).
+        """
+        return pulumi.get(self, "frequency")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        """
+        Protocol, possible value: HTTP, TCP, UDP, ICMP.
+        """
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> _builtins.float:
+        """
+        Timeout in seconds (1-10).
+        """
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def command(self) -> Optional[_builtins.str]:
+        """
+        Command to send if protocol=TCP/UDP, maximum length: 255.
+        """
+        return pulumi.get(self, "command")
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> Optional[_builtins.str]:
+        """
+        Request host/virtualhost to send if protocol=HTTP, must be empty for non-HTTP
+        """
+        return pulumi.get(self, "host")
+
+    @_builtins.property
+    @pulumi.getter(name="httpStatusCode")
+    def http_status_code(self) -> Optional[_builtins.float]:
+        """
+        Expected status code if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "http_status_code")
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> Optional[_builtins.str]:
+        """
+        HTTP Method required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> Optional[_builtins.float]:
+        """
+        Port to check (1-65535).
+        """
+        return pulumi.get(self, "port")
+
+    @_builtins.property
+    @pulumi.getter
+    def regexp(self) -> Optional[_builtins.str]:
+        """
+        HTTP body or response payload to check if protocol<>ICMP, must be empty for ICMP.
+        """
+        return pulumi.get(self, "regexp")
+
+    @_builtins.property
+    @pulumi.getter
+    def tls(self) -> Optional[_builtins.bool]:
+        """
+        TLS/HTTPS enabled if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "tls")
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> Optional[_builtins.str]:
+        """
+        URL path to check required if protocol=HTTP, must be empty for non-HTTP.
+        """
+        return pulumi.get(self, "url")
+
+
+@pulumi.output_type
+class DnsZoneRecordResourceRecord(dict):
+    def __init__(__self__, *,
+                 content: _builtins.str,
+                 enabled: Optional[_builtins.bool] = None,
+                 meta: Optional['outputs.DnsZoneRecordResourceRecordMeta'] = None):
+        """
+        :param _builtins.str content: A content of DNS Zone Record resource. (TXT: 'anyString', MX: '50 mail.company.io.', CAA: '0 issue "company.org; account=12345"')
+        :param _builtins.bool enabled: Manage of public appearing of DNS Zone Record resource.
+        """
+        pulumi.set(__self__, "content", content)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if meta is not None:
+            pulumi.set(__self__, "meta", meta)
+
+    @_builtins.property
+    @pulumi.getter
+    def content(self) -> _builtins.str:
+        """
+        A content of DNS Zone Record resource. (TXT: 'anyString', MX: '50 mail.company.io.', CAA: '0 issue "company.org; account=12345"')
+        """
+        return pulumi.get(self, "content")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        """
+        Manage of public appearing of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def meta(self) -> Optional['outputs.DnsZoneRecordResourceRecordMeta']:
+        return pulumi.get(self, "meta")
+
+
+@pulumi.output_type
+class DnsZoneRecordResourceRecordMeta(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cidrLabels":
+            suggest = "cidr_labels"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in DnsZoneRecordResourceRecordMeta. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        DnsZoneRecordResourceRecordMeta.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        DnsZoneRecordResourceRecordMeta.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 asns: Optional[Sequence[_builtins.float]] = None,
+                 backup: Optional[_builtins.bool] = None,
+                 cidr_labels: Optional[Mapping[str, _builtins.str]] = None,
+                 continents: Optional[Sequence[_builtins.str]] = None,
+                 countries: Optional[Sequence[_builtins.str]] = None,
+                 default: Optional[_builtins.bool] = None,
+                 failover: Optional[Mapping[str, _builtins.str]] = None,
+                 ips: Optional[Sequence[_builtins.str]] = None,
+                 latlongs: Optional[Sequence[_builtins.float]] = None,
+                 notes: Optional[_builtins.str] = None,
+                 weight: Optional[_builtins.float] = None):
+        """
+        :param Sequence[_builtins.float] asns: An asn meta (eg. 12345) of DNS Zone Record resource.
+        :param _builtins.bool backup: Set as backup record
+        :param Mapping[str, _builtins.str] cidr_labels: A map of CIDR tags for this record, where key is tag name and value is tag value. Example: {<span pulumi-lang-nodejs=""tagName1"" pulumi-lang-dotnet=""TagName1"" pulumi-lang-go=""tagName1"" pulumi-lang-python=""tag_name_1"" pulumi-lang-yaml=""tagName1"" pulumi-lang-java=""tagName1"">"tag_name_1"</span>: 10, <span pulumi-lang-nodejs=""tagName2"" pulumi-lang-dotnet=""TagName2"" pulumi-lang-go=""tagName2"" pulumi-lang-python=""tag_name_2"" pulumi-lang-yaml=""tagName2"" pulumi-lang-java=""tagName2"">"tag_name_2"</span>: 50}.
+        :param Sequence[_builtins.str] continents: Continents meta (eg. Asia) of DNS Zone Record resource.
+        :param Sequence[_builtins.str] countries: Countries ISO codes meta (eg. us) of DNS Zone Record resource.
+        :param _builtins.bool default: Fallback meta equals true marks records which are used as a default answer (when nothing was selected by specified meta fields).
+        :param Mapping[str, _builtins.str] failover: Computed UUID of failover healtcheck property
+        :param Sequence[_builtins.str] ips: An ip meta (eg. 127.0.0.0) of DNS Zone Record resource.
+        :param Sequence[_builtins.float] latlongs: A latlong meta (eg. 27.988056, 86.925278) of DNS Zone Record resource.
+        :param _builtins.str notes: A notes meta (eg. Miami DC) of DNS Zone Record resource.
+        :param _builtins.float weight: A weight for this record
+        """
+        if asns is not None:
+            pulumi.set(__self__, "asns", asns)
+        if backup is not None:
+            pulumi.set(__self__, "backup", backup)
+        if cidr_labels is not None:
+            pulumi.set(__self__, "cidr_labels", cidr_labels)
+        if continents is not None:
+            pulumi.set(__self__, "continents", continents)
+        if countries is not None:
+            pulumi.set(__self__, "countries", countries)
+        if default is not None:
+            pulumi.set(__self__, "default", default)
+        if failover is not None:
+            pulumi.set(__self__, "failover", failover)
+        if ips is not None:
+            pulumi.set(__self__, "ips", ips)
+        if latlongs is not None:
+            pulumi.set(__self__, "latlongs", latlongs)
+        if notes is not None:
+            pulumi.set(__self__, "notes", notes)
+        if weight is not None:
+            pulumi.set(__self__, "weight", weight)
+
+    @_builtins.property
+    @pulumi.getter
+    def asns(self) -> Optional[Sequence[_builtins.float]]:
+        """
+        An asn meta (eg. 12345) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "asns")
+
+    @_builtins.property
+    @pulumi.getter
+    def backup(self) -> Optional[_builtins.bool]:
+        """
+        Set as backup record
+        """
+        return pulumi.get(self, "backup")
+
+    @_builtins.property
+    @pulumi.getter(name="cidrLabels")
+    def cidr_labels(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        A map of CIDR tags for this record, where key is tag name and value is tag value. Example: {<span pulumi-lang-nodejs=""tagName1"" pulumi-lang-dotnet=""TagName1"" pulumi-lang-go=""tagName1"" pulumi-lang-python=""tag_name_1"" pulumi-lang-yaml=""tagName1"" pulumi-lang-java=""tagName1"">"tag_name_1"</span>: 10, <span pulumi-lang-nodejs=""tagName2"" pulumi-lang-dotnet=""TagName2"" pulumi-lang-go=""tagName2"" pulumi-lang-python=""tag_name_2"" pulumi-lang-yaml=""tagName2"" pulumi-lang-java=""tagName2"">"tag_name_2"</span>: 50}.
+        """
+        return pulumi.get(self, "cidr_labels")
+
+    @_builtins.property
+    @pulumi.getter
+    def continents(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Continents meta (eg. Asia) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "continents")
+
+    @_builtins.property
+    @pulumi.getter
+    def countries(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Countries ISO codes meta (eg. us) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "countries")
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> Optional[_builtins.bool]:
+        """
+        Fallback meta equals true marks records which are used as a default answer (when nothing was selected by specified meta fields).
+        """
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def failover(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Computed UUID of failover healtcheck property
+        """
+        return pulumi.get(self, "failover")
+
+    @_builtins.property
+    @pulumi.getter
+    def ips(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        An ip meta (eg. 127.0.0.0) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "ips")
+
+    @_builtins.property
+    @pulumi.getter
+    def latlongs(self) -> Optional[Sequence[_builtins.float]]:
+        """
+        A latlong meta (eg. 27.988056, 86.925278) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "latlongs")
+
+    @_builtins.property
+    @pulumi.getter
+    def notes(self) -> Optional[_builtins.str]:
+        """
+        A notes meta (eg. Miami DC) of DNS Zone Record resource.
+        """
+        return pulumi.get(self, "notes")
+
+    @_builtins.property
+    @pulumi.getter
+    def weight(self) -> Optional[_builtins.float]:
+        """
+        A weight for this record
+        """
+        return pulumi.get(self, "weight")
+
+
+@pulumi.output_type
+class DnsZoneRecordTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+
+@pulumi.output_type
+class DnsZoneTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+
+@pulumi.output_type
+class FaasKeyFunction(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 namespace: _builtins.str):
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> _builtins.str:
+        return pulumi.get(self, "namespace")
+
+
+@pulumi.output_type
+class FastedgeSecretSlot(dict):
+    def __init__(__self__, *,
+                 id: _builtins.float,
+                 value: _builtins.str,
+                 checksum: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float id: Secret slot id, often used as 'effective from' timestamp.
+        :param _builtins.str value: Secret value.
+        :param _builtins.str checksum: Secret value checksum.
+        """
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "value", value)
+        if checksum is not None:
+            pulumi.set(__self__, "checksum", checksum)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.float:
+        """
+        Secret slot id, often used as 'effective from' timestamp.
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        Secret value.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter
+    def checksum(self) -> Optional[_builtins.str]:
+        """
+        Secret value checksum.
+        """
+        return pulumi.get(self, "checksum")
+
+
+@pulumi.output_type
+class FastedgeTemplateParam(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 type: _builtins.str,
+                 descr: Optional[_builtins.str] = None,
+                 mandatory: Optional[_builtins.bool] = None,
+                 metadata: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str name: Parameter name.
+        :param _builtins.str type: Parameter type. Possible values are: string, number, date, time, secret, store, bool, json, enum.
+        :param _builtins.str descr: Parameter description.
+        :param _builtins.bool mandatory: Is parameter mandatory, true/false (false by default).
+        :param _builtins.str metadata: Parameter metadata.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "type", type)
+        if descr is not None:
+            pulumi.set(__self__, "descr", descr)
+        if mandatory is not None:
+            pulumi.set(__self__, "mandatory", mandatory)
+        if metadata is not None:
+            pulumi.set(__self__, "metadata", metadata)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Parameter name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Parameter type. Possible values are: string, number, date, time, secret, store, bool, json, enum.
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter
+    def descr(self) -> Optional[_builtins.str]:
+        """
+        Parameter description.
+        """
+        return pulumi.get(self, "descr")
+
+    @_builtins.property
+    @pulumi.getter
+    def mandatory(self) -> Optional[_builtins.bool]:
+        """
+        Is parameter mandatory, true/false (false by default).
+        """
+        return pulumi.get(self, "mandatory")
+
+    @_builtins.property
+    @pulumi.getter
+    def metadata(self) -> Optional[_builtins.str]:
+        """
+        Parameter metadata.
+        """
+        return pulumi.get(self, "metadata")
+
+
+@pulumi.output_type
+class FileShareAccess(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "accessMode":
+            suggest = "access_mode"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in FileShareAccess. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        FileShareAccess.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        FileShareAccess.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 access_mode: _builtins.str,
+                 ip_address: _builtins.str):
+        """
+        :param _builtins.str access_mode: The access mode of the file share (ro/rw).
+        :param _builtins.str ip_address: The IP address of the file share.
+        """
+        pulumi.set(__self__, "access_mode", access_mode)
+        pulumi.set(__self__, "ip_address", ip_address)
+
+    @_builtins.property
+    @pulumi.getter(name="accessMode")
+    def access_mode(self) -> _builtins.str:
+        """
+        The access mode of the file share (ro/rw).
+        """
+        return pulumi.get(self, "access_mode")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        """
+        The IP address of the file share.
+        """
+        return pulumi.get(self, "ip_address")
+
+
+@pulumi.output_type
+class FileShareNetwork(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "networkId":
+            suggest = "network_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in FileShareNetwork. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        FileShareNetwork.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        FileShareNetwork.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 network_id: Optional[_builtins.str] = None,
+                 subnet_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str network_id: The ID of the network to which the file share will be connected. This is required for 'standard'.
+        :param _builtins.str subnet_id: The ID of the subnet within the network. This is optional and can be used to specify a particular subnet for the file share.
+        """
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        The ID of the network to which the file share will be connected. This is required for 'standard'.
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        The ID of the subnet within the network. This is optional and can be used to specify a particular subnet for the file share.
+        """
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class FileShareShareSettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "allowedCharacters":
+            suggest = "allowed_characters"
+        elif key == "pathLength":
+            suggest = "path_length"
+        elif key == "rootSquash":
+            suggest = "root_squash"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in FileShareShareSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        FileShareShareSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        FileShareShareSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 allowed_characters: Optional[_builtins.str] = None,
+                 path_length: Optional[_builtins.str] = None,
+                 root_squash: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str allowed_characters: Allowed characters in file names.
+        :param _builtins.str path_length: Affects the maximum limit of file path component name length.
+        :param _builtins.bool root_squash: Indicates if root squash is enabled.
+        """
+        if allowed_characters is not None:
+            pulumi.set(__self__, "allowed_characters", allowed_characters)
+        if path_length is not None:
+            pulumi.set(__self__, "path_length", path_length)
+        if root_squash is not None:
+            pulumi.set(__self__, "root_squash", root_squash)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedCharacters")
+    def allowed_characters(self) -> Optional[_builtins.str]:
+        """
+        Allowed characters in file names.
+        """
+        return pulumi.get(self, "allowed_characters")
+
+    @_builtins.property
+    @pulumi.getter(name="pathLength")
+    def path_length(self) -> Optional[_builtins.str]:
+        """
+        Affects the maximum limit of file path component name length.
+        """
+        return pulumi.get(self, "path_length")
+
+    @_builtins.property
+    @pulumi.getter(name="rootSquash")
+    def root_squash(self) -> Optional[_builtins.bool]:
+        """
+        Indicates if root squash is enabled.
+        """
+        return pulumi.get(self, "root_squash")
+
+
+@pulumi.output_type
+class FloatingipMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in FloatingipMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        FloatingipMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        FloatingipMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GpuVirtualClusterServersSettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "securityGroups":
+            suggest = "security_groups"
+        elif key == "userData":
+            suggest = "user_data"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuVirtualClusterServersSettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuVirtualClusterServersSettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuVirtualClusterServersSettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 interfaces: Sequence['outputs.GpuVirtualClusterServersSettingsInterface'],
+                 volumes: Sequence['outputs.GpuVirtualClusterServersSettingsVolume'],
+                 credentials: Optional['outputs.GpuVirtualClusterServersSettingsCredentials'] = None,
+                 security_groups: Optional[Sequence[_builtins.str]] = None,
+                 user_data: Optional[_builtins.str] = None):
+        """
+        :param Sequence['GpuVirtualClusterServersSettingsInterfaceArgs'] interfaces: List of interfaces to attach to the instance
+        :param Sequence['GpuVirtualClusterServersSettingsVolumeArgs'] volumes: Volumes to attach to the cluster servers
+        :param 'GpuVirtualClusterServersSettingsCredentialsArgs' credentials: Credentials for accessing the instances
+        :param Sequence[_builtins.str] security_groups: List of security group IDs to associate with the cluster
+        :param _builtins.str user_data: User data to provide to the instance for cloud-init
+        """
+        pulumi.set(__self__, "interfaces", interfaces)
+        pulumi.set(__self__, "volumes", volumes)
+        if credentials is not None:
+            pulumi.set(__self__, "credentials", credentials)
+        if security_groups is not None:
+            pulumi.set(__self__, "security_groups", security_groups)
+        if user_data is not None:
+            pulumi.set(__self__, "user_data", user_data)
+
+    @_builtins.property
+    @pulumi.getter
+    def interfaces(self) -> Sequence['outputs.GpuVirtualClusterServersSettingsInterface']:
+        """
+        List of interfaces to attach to the instance
+        """
+        return pulumi.get(self, "interfaces")
+
+    @_builtins.property
+    @pulumi.getter
+    def volumes(self) -> Sequence['outputs.GpuVirtualClusterServersSettingsVolume']:
+        """
+        Volumes to attach to the cluster servers
+        """
+        return pulumi.get(self, "volumes")
+
+    @_builtins.property
+    @pulumi.getter
+    def credentials(self) -> Optional['outputs.GpuVirtualClusterServersSettingsCredentials']:
+        """
+        Credentials for accessing the instances
+        """
+        return pulumi.get(self, "credentials")
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroups")
+    def security_groups(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        List of security group IDs to associate with the cluster
+        """
+        return pulumi.get(self, "security_groups")
+
+    @_builtins.property
+    @pulumi.getter(name="userData")
+    def user_data(self) -> Optional[_builtins.str]:
+        """
+        User data to provide to the instance for cloud-init
+        """
+        return pulumi.get(self, "user_data")
+
+
+@pulumi.output_type
+class GpuVirtualClusterServersSettingsCredentials(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "sshKeyName":
+            suggest = "ssh_key_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuVirtualClusterServersSettingsCredentials. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuVirtualClusterServersSettingsCredentials.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuVirtualClusterServersSettingsCredentials.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 password: Optional[_builtins.str] = None,
+                 ssh_key_name: Optional[_builtins.str] = None,
+                 username: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str password: Password for the instance
+        :param _builtins.str ssh_key_name: Name of the keypair to use for SSH access
+        :param _builtins.str username: Username for the instance
+        """
+        if password is not None:
+            pulumi.set(__self__, "password", password)
+        if ssh_key_name is not None:
+            pulumi.set(__self__, "ssh_key_name", ssh_key_name)
+        if username is not None:
+            pulumi.set(__self__, "username", username)
+
+    @_builtins.property
+    @pulumi.getter
+    def password(self) -> Optional[_builtins.str]:
+        """
+        Password for the instance
+        """
+        return pulumi.get(self, "password")
+
+    @_builtins.property
+    @pulumi.getter(name="sshKeyName")
+    def ssh_key_name(self) -> Optional[_builtins.str]:
+        """
+        Name of the keypair to use for SSH access
+        """
+        return pulumi.get(self, "ssh_key_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> Optional[_builtins.str]:
+        """
+        Username for the instance
+        """
+        return pulumi.get(self, "username")
+
+
+@pulumi.output_type
+class GpuVirtualClusterServersSettingsInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "floatingIp":
+            suggest = "floating_ip"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "ipFamily":
+            suggest = "ip_family"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuVirtualClusterServersSettingsInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuVirtualClusterServersSettingsInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuVirtualClusterServersSettingsInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 type: _builtins.str,
+                 floating_ip: Optional['outputs.GpuVirtualClusterServersSettingsInterfaceFloatingIp'] = None,
+                 ip_address: Optional[_builtins.str] = None,
+                 ip_family: Optional[_builtins.str] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 subnet_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str name: Name of interface, should be unique for the instance
+        :param _builtins.str type: Interface type (subnet, any_subnet, external)
+        :param 'GpuVirtualClusterServersSettingsInterfaceFloatingIpArgs' floating_ip: Floating IP configuration
+        :param _builtins.str ip_address: IP address for the interface
+        :param _builtins.str ip_family: IP family for the interface (dual, ipv4, ipv6)
+        :param _builtins.str network_id: Required if type is 'subnet' or 'any_subnet'
+        :param _builtins.str subnet_id: Required if type is 'subnet'
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "type", type)
+        if floating_ip is not None:
+            pulumi.set(__self__, "floating_ip", floating_ip)
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if ip_family is not None:
+            pulumi.set(__self__, "ip_family", ip_family)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Name of interface, should be unique for the instance
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Interface type (subnet, any_subnet, external)
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="floatingIp")
+    def floating_ip(self) -> Optional['outputs.GpuVirtualClusterServersSettingsInterfaceFloatingIp']:
+        """
+        Floating IP configuration
+        """
+        return pulumi.get(self, "floating_ip")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        """
+        IP address for the interface
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="ipFamily")
+    def ip_family(self) -> Optional[_builtins.str]:
+        """
+        IP family for the interface (dual, ipv4, ipv6)
+        """
+        return pulumi.get(self, "ip_family")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        Required if type is 'subnet' or 'any_subnet'
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        Required if type is 'subnet'
+        """
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class GpuVirtualClusterServersSettingsInterfaceFloatingIp(dict):
+    def __init__(__self__, *,
+                 source: _builtins.str):
+        """
+        :param _builtins.str source: Source of the floating IP
+        """
+        pulumi.set(__self__, "source", source)
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> _builtins.str:
+        """
+        Source of the floating IP
+        """
+        return pulumi.get(self, "source")
+
+
+@pulumi.output_type
+class GpuVirtualClusterServersSettingsVolume(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "bootIndex":
+            suggest = "boot_index"
+        elif key == "deleteOnTermination":
+            suggest = "delete_on_termination"
+        elif key == "imageId":
+            suggest = "image_id"
+        elif key == "snapshotId":
+            suggest = "snapshot_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in GpuVirtualClusterServersSettingsVolume. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        GpuVirtualClusterServersSettingsVolume.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        GpuVirtualClusterServersSettingsVolume.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 boot_index: _builtins.float,
+                 name: _builtins.str,
+                 size: _builtins.float,
+                 source: _builtins.str,
+                 type: _builtins.str,
+                 delete_on_termination: Optional[_builtins.bool] = None,
+                 image_id: Optional[_builtins.str] = None,
+                 snapshot_id: Optional[_builtins.str] = None,
+                 tags: Optional[Mapping[str, _builtins.str]] = None):
+        """
+        :param _builtins.float boot_index: Boot order for the volume
+        :param _builtins.str name: Name of the volume
+        :param _builtins.float size: Size of the volume in GB
+        :param _builtins.str source: Volume source (new, image, snapshot)
+        :param _builtins.str type: Type of volume
+        :param _builtins.bool delete_on_termination: Whether to delete the volume when the cluster is terminated
+        :param _builtins.str image_id: ID of the image to use (required if source is 'image')
+        :param _builtins.str snapshot_id: ID of the snapshot to use (required if source is 'snapshot')
+        :param Mapping[str, _builtins.str] tags: Tags to associate with the volume
+        """
+        pulumi.set(__self__, "boot_index", boot_index)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "size", size)
+        pulumi.set(__self__, "source", source)
+        pulumi.set(__self__, "type", type)
+        if delete_on_termination is not None:
+            pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        if image_id is not None:
+            pulumi.set(__self__, "image_id", image_id)
+        if snapshot_id is not None:
+            pulumi.set(__self__, "snapshot_id", snapshot_id)
+        if tags is not None:
+            pulumi.set(__self__, "tags", tags)
+
+    @_builtins.property
+    @pulumi.getter(name="bootIndex")
+    def boot_index(self) -> _builtins.float:
+        """
+        Boot order for the volume
+        """
+        return pulumi.get(self, "boot_index")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Name of the volume
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> _builtins.float:
+        """
+        Size of the volume in GB
+        """
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> _builtins.str:
+        """
+        Volume source (new, image, snapshot)
+        """
+        return pulumi.get(self, "source")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Type of volume
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> Optional[_builtins.bool]:
+        """
+        Whether to delete the volume when the cluster is terminated
+        """
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter(name="imageId")
+    def image_id(self) -> Optional[_builtins.str]:
+        """
+        ID of the image to use (required if source is 'image')
+        """
+        return pulumi.get(self, "image_id")
+
+    @_builtins.property
+    @pulumi.getter(name="snapshotId")
+    def snapshot_id(self) -> Optional[_builtins.str]:
+        """
+        ID of the snapshot to use (required if source is 'snapshot')
+        """
+        return pulumi.get(self, "snapshot_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Tags to associate with the volume
+        """
+        return pulumi.get(self, "tags")
+
+
+@pulumi.output_type
+class InferenceDeploymentContainer(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cooldownPeriod":
+            suggest = "cooldown_period"
+        elif key == "regionId":
+            suggest = "region_id"
+        elif key == "scaleMax":
+            suggest = "scale_max"
+        elif key == "scaleMin":
+            suggest = "scale_min"
+        elif key == "pollingInterval":
+            suggest = "polling_interval"
+        elif key == "readyContainers":
+            suggest = "ready_containers"
+        elif key == "totalContainers":
+            suggest = "total_containers"
+        elif key == "triggersCpuThreshold":
+            suggest = "triggers_cpu_threshold"
+        elif key == "triggersGpuMemoryThreshold":
+            suggest = "triggers_gpu_memory_threshold"
+        elif key == "triggersGpuUtilizationThreshold":
+            suggest = "triggers_gpu_utilization_threshold"
+        elif key == "triggersHttpRate":
+            suggest = "triggers_http_rate"
+        elif key == "triggersHttpWindow":
+            suggest = "triggers_http_window"
+        elif key == "triggersMemoryThreshold":
+            suggest = "triggers_memory_threshold"
+        elif key == "triggersSqsActivationQueueLength":
+            suggest = "triggers_sqs_activation_queue_length"
+        elif key == "triggersSqsAwsEndpoint":
+            suggest = "triggers_sqs_aws_endpoint"
+        elif key == "triggersSqsAwsRegion":
+            suggest = "triggers_sqs_aws_region"
+        elif key == "triggersSqsQueueLength":
+            suggest = "triggers_sqs_queue_length"
+        elif key == "triggersSqsQueueUrl":
+            suggest = "triggers_sqs_queue_url"
+        elif key == "triggersSqsScaleOnDelayed":
+            suggest = "triggers_sqs_scale_on_delayed"
+        elif key == "triggersSqsScaleOnFlight":
+            suggest = "triggers_sqs_scale_on_flight"
+        elif key == "triggersSqsSecretName":
+            suggest = "triggers_sqs_secret_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InferenceDeploymentContainer. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InferenceDeploymentContainer.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InferenceDeploymentContainer.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 cooldown_period: _builtins.float,
+                 region_id: _builtins.float,
+                 scale_max: _builtins.float,
+                 scale_min: _builtins.float,
+                 polling_interval: Optional[_builtins.float] = None,
+                 ready_containers: Optional[_builtins.float] = None,
+                 total_containers: Optional[_builtins.float] = None,
+                 triggers_cpu_threshold: Optional[_builtins.float] = None,
+                 triggers_gpu_memory_threshold: Optional[_builtins.float] = None,
+                 triggers_gpu_utilization_threshold: Optional[_builtins.float] = None,
+                 triggers_http_rate: Optional[_builtins.float] = None,
+                 triggers_http_window: Optional[_builtins.float] = None,
+                 triggers_memory_threshold: Optional[_builtins.float] = None,
+                 triggers_sqs_activation_queue_length: Optional[_builtins.float] = None,
+                 triggers_sqs_aws_endpoint: Optional[_builtins.str] = None,
+                 triggers_sqs_aws_region: Optional[_builtins.str] = None,
+                 triggers_sqs_queue_length: Optional[_builtins.float] = None,
+                 triggers_sqs_queue_url: Optional[_builtins.str] = None,
+                 triggers_sqs_scale_on_delayed: Optional[_builtins.bool] = None,
+                 triggers_sqs_scale_on_flight: Optional[_builtins.bool] = None,
+                 triggers_sqs_secret_name: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float cooldown_period: Cooldown period between scaling actions in seconds
+        :param _builtins.float region_id: Region id for the container
+        :param _builtins.float scale_max: Maximum scale for the container
+        :param _builtins.float scale_min: Minimum scale for the container. It can be set to 0, in which case the container will be downscaled to 0 when there is no load.
+        :param _builtins.float polling_interval: Polling interval for scaling triggers in seconds
+        :param _builtins.float ready_containers: Status of the containers deployment. Number of ready instances
+        :param _builtins.float total_containers: Status of the containers deployment. Total number of instances
+        :param _builtins.float triggers_cpu_threshold: CPU trigger threshold configuration
+        :param _builtins.float triggers_gpu_memory_threshold: GPU memory trigger threshold configuration. Calculated by DCGM_FI_DEV_MEM_COPY_UTIL metric
+        :param _builtins.float triggers_gpu_utilization_threshold: GPU utilization trigger threshold configuration. Calculated by DCGM_FI_DEV_GPU_UTIL metric
+        :param _builtins.float triggers_http_rate: Request count per 'window' seconds for the http trigger. Required if you use http trigger
+        :param _builtins.float triggers_http_window: Time window for rate calculation in seconds. Required if you use http trigger
+        :param _builtins.float triggers_memory_threshold: Memory trigger threshold configuration
+        :param _builtins.float triggers_sqs_activation_queue_length: Number of messages for activation
+        :param _builtins.str triggers_sqs_aws_endpoint: Custom AWS endpoint, left empty to use default aws endpoint
+        :param _builtins.str triggers_sqs_aws_region: AWS region. Required if you use SQS trigger
+        :param _builtins.float triggers_sqs_queue_length: Number of messages for one replica
+        :param _builtins.str triggers_sqs_queue_url: URL of the SQS queue. Required if you use SQS trigger
+        :param _builtins.bool triggers_sqs_scale_on_delayed: Scale on delayed messages
+        :param _builtins.bool triggers_sqs_scale_on_flight: Scale on in-flight messages
+        :param _builtins.str triggers_sqs_secret_name: Name of the secret with AWS credentials. Required if you use SQS trigger
+        """
+        pulumi.set(__self__, "cooldown_period", cooldown_period)
+        pulumi.set(__self__, "region_id", region_id)
+        pulumi.set(__self__, "scale_max", scale_max)
+        pulumi.set(__self__, "scale_min", scale_min)
+        if polling_interval is not None:
+            pulumi.set(__self__, "polling_interval", polling_interval)
+        if ready_containers is not None:
+            pulumi.set(__self__, "ready_containers", ready_containers)
+        if total_containers is not None:
+            pulumi.set(__self__, "total_containers", total_containers)
+        if triggers_cpu_threshold is not None:
+            pulumi.set(__self__, "triggers_cpu_threshold", triggers_cpu_threshold)
+        if triggers_gpu_memory_threshold is not None:
+            pulumi.set(__self__, "triggers_gpu_memory_threshold", triggers_gpu_memory_threshold)
+        if triggers_gpu_utilization_threshold is not None:
+            pulumi.set(__self__, "triggers_gpu_utilization_threshold", triggers_gpu_utilization_threshold)
+        if triggers_http_rate is not None:
+            pulumi.set(__self__, "triggers_http_rate", triggers_http_rate)
+        if triggers_http_window is not None:
+            pulumi.set(__self__, "triggers_http_window", triggers_http_window)
+        if triggers_memory_threshold is not None:
+            pulumi.set(__self__, "triggers_memory_threshold", triggers_memory_threshold)
+        if triggers_sqs_activation_queue_length is not None:
+            pulumi.set(__self__, "triggers_sqs_activation_queue_length", triggers_sqs_activation_queue_length)
+        if triggers_sqs_aws_endpoint is not None:
+            pulumi.set(__self__, "triggers_sqs_aws_endpoint", triggers_sqs_aws_endpoint)
+        if triggers_sqs_aws_region is not None:
+            pulumi.set(__self__, "triggers_sqs_aws_region", triggers_sqs_aws_region)
+        if triggers_sqs_queue_length is not None:
+            pulumi.set(__self__, "triggers_sqs_queue_length", triggers_sqs_queue_length)
+        if triggers_sqs_queue_url is not None:
+            pulumi.set(__self__, "triggers_sqs_queue_url", triggers_sqs_queue_url)
+        if triggers_sqs_scale_on_delayed is not None:
+            pulumi.set(__self__, "triggers_sqs_scale_on_delayed", triggers_sqs_scale_on_delayed)
+        if triggers_sqs_scale_on_flight is not None:
+            pulumi.set(__self__, "triggers_sqs_scale_on_flight", triggers_sqs_scale_on_flight)
+        if triggers_sqs_secret_name is not None:
+            pulumi.set(__self__, "triggers_sqs_secret_name", triggers_sqs_secret_name)
+
+    @_builtins.property
+    @pulumi.getter(name="cooldownPeriod")
+    def cooldown_period(self) -> _builtins.float:
+        """
+        Cooldown period between scaling actions in seconds
+        """
+        return pulumi.get(self, "cooldown_period")
+
+    @_builtins.property
+    @pulumi.getter(name="regionId")
+    def region_id(self) -> _builtins.float:
+        """
+        Region id for the container
+        """
+        return pulumi.get(self, "region_id")
+
+    @_builtins.property
+    @pulumi.getter(name="scaleMax")
+    def scale_max(self) -> _builtins.float:
+        """
+        Maximum scale for the container
+        """
+        return pulumi.get(self, "scale_max")
+
+    @_builtins.property
+    @pulumi.getter(name="scaleMin")
+    def scale_min(self) -> _builtins.float:
+        """
+        Minimum scale for the container. It can be set to 0, in which case the container will be downscaled to 0 when there is no load.
+        """
+        return pulumi.get(self, "scale_min")
+
+    @_builtins.property
+    @pulumi.getter(name="pollingInterval")
+    def polling_interval(self) -> Optional[_builtins.float]:
+        """
+        Polling interval for scaling triggers in seconds
+        """
+        return pulumi.get(self, "polling_interval")
+
+    @_builtins.property
+    @pulumi.getter(name="readyContainers")
+    def ready_containers(self) -> Optional[_builtins.float]:
+        """
+        Status of the containers deployment. Number of ready instances
+        """
+        return pulumi.get(self, "ready_containers")
+
+    @_builtins.property
+    @pulumi.getter(name="totalContainers")
+    def total_containers(self) -> Optional[_builtins.float]:
+        """
+        Status of the containers deployment. Total number of instances
+        """
+        return pulumi.get(self, "total_containers")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersCpuThreshold")
+    def triggers_cpu_threshold(self) -> Optional[_builtins.float]:
+        """
+        CPU trigger threshold configuration
+        """
+        return pulumi.get(self, "triggers_cpu_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersGpuMemoryThreshold")
+    def triggers_gpu_memory_threshold(self) -> Optional[_builtins.float]:
+        """
+        GPU memory trigger threshold configuration. Calculated by DCGM_FI_DEV_MEM_COPY_UTIL metric
+        """
+        return pulumi.get(self, "triggers_gpu_memory_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersGpuUtilizationThreshold")
+    def triggers_gpu_utilization_threshold(self) -> Optional[_builtins.float]:
+        """
+        GPU utilization trigger threshold configuration. Calculated by DCGM_FI_DEV_GPU_UTIL metric
+        """
+        return pulumi.get(self, "triggers_gpu_utilization_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersHttpRate")
+    def triggers_http_rate(self) -> Optional[_builtins.float]:
+        """
+        Request count per 'window' seconds for the http trigger. Required if you use http trigger
+        """
+        return pulumi.get(self, "triggers_http_rate")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersHttpWindow")
+    def triggers_http_window(self) -> Optional[_builtins.float]:
+        """
+        Time window for rate calculation in seconds. Required if you use http trigger
+        """
+        return pulumi.get(self, "triggers_http_window")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersMemoryThreshold")
+    def triggers_memory_threshold(self) -> Optional[_builtins.float]:
+        """
+        Memory trigger threshold configuration
+        """
+        return pulumi.get(self, "triggers_memory_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsActivationQueueLength")
+    def triggers_sqs_activation_queue_length(self) -> Optional[_builtins.float]:
+        """
+        Number of messages for activation
+        """
+        return pulumi.get(self, "triggers_sqs_activation_queue_length")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsAwsEndpoint")
+    def triggers_sqs_aws_endpoint(self) -> Optional[_builtins.str]:
+        """
+        Custom AWS endpoint, left empty to use default aws endpoint
+        """
+        return pulumi.get(self, "triggers_sqs_aws_endpoint")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsAwsRegion")
+    def triggers_sqs_aws_region(self) -> Optional[_builtins.str]:
+        """
+        AWS region. Required if you use SQS trigger
+        """
+        return pulumi.get(self, "triggers_sqs_aws_region")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsQueueLength")
+    def triggers_sqs_queue_length(self) -> Optional[_builtins.float]:
+        """
+        Number of messages for one replica
+        """
+        return pulumi.get(self, "triggers_sqs_queue_length")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsQueueUrl")
+    def triggers_sqs_queue_url(self) -> Optional[_builtins.str]:
+        """
+        URL of the SQS queue. Required if you use SQS trigger
+        """
+        return pulumi.get(self, "triggers_sqs_queue_url")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsScaleOnDelayed")
+    def triggers_sqs_scale_on_delayed(self) -> Optional[_builtins.bool]:
+        """
+        Scale on delayed messages
+        """
+        return pulumi.get(self, "triggers_sqs_scale_on_delayed")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsScaleOnFlight")
+    def triggers_sqs_scale_on_flight(self) -> Optional[_builtins.bool]:
+        """
+        Scale on in-flight messages
+        """
+        return pulumi.get(self, "triggers_sqs_scale_on_flight")
+
+    @_builtins.property
+    @pulumi.getter(name="triggersSqsSecretName")
+    def triggers_sqs_secret_name(self) -> Optional[_builtins.str]:
+        """
+        Name of the secret with AWS credentials. Required if you use SQS trigger
+        """
+        return pulumi.get(self, "triggers_sqs_secret_name")
+
+
+@pulumi.output_type
+class InferenceDeploymentLivenessProbe(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "execCommand":
+            suggest = "exec_command"
+        elif key == "failureThreshold":
+            suggest = "failure_threshold"
+        elif key == "httpGetHeaders":
+            suggest = "http_get_headers"
+        elif key == "httpGetHost":
+            suggest = "http_get_host"
+        elif key == "httpGetPath":
+            suggest = "http_get_path"
+        elif key == "httpGetPort":
+            suggest = "http_get_port"
+        elif key == "httpGetSchema":
+            suggest = "http_get_schema"
+        elif key == "initialDelaySeconds":
+            suggest = "initial_delay_seconds"
+        elif key == "periodSeconds":
+            suggest = "period_seconds"
+        elif key == "successThreshold":
+            suggest = "success_threshold"
+        elif key == "tcpSocketPort":
+            suggest = "tcp_socket_port"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InferenceDeploymentLivenessProbe. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InferenceDeploymentLivenessProbe.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InferenceDeploymentLivenessProbe.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 exec_command: Optional[_builtins.str] = None,
+                 failure_threshold: Optional[_builtins.float] = None,
+                 http_get_headers: Optional[Mapping[str, _builtins.str]] = None,
+                 http_get_host: Optional[_builtins.str] = None,
+                 http_get_path: Optional[_builtins.str] = None,
+                 http_get_port: Optional[_builtins.float] = None,
+                 http_get_schema: Optional[_builtins.str] = None,
+                 initial_delay_seconds: Optional[_builtins.float] = None,
+                 period_seconds: Optional[_builtins.float] = None,
+                 success_threshold: Optional[_builtins.float] = None,
+                 tcp_socket_port: Optional[_builtins.float] = None,
+                 timeout_seconds: Optional[_builtins.float] = None):
+        """
+        :param _builtins.bool enabled: Enable or disable probe
+        :param _builtins.str exec_command: Command to execute in the container to determine the health
+        :param _builtins.float failure_threshold: Number of failed probes before the container is considered unhealthy
+        :param Mapping[str, _builtins.str] http_get_headers: HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        :param _builtins.str http_get_host: Host name to connect to, valid only for HTTP probes
+        :param _builtins.str http_get_path: Path to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.float http_get_port: Number of the port to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.str http_get_schema: Scheme to use for connecting to the host, valid only for HTTP probes
+        :param _builtins.float initial_delay_seconds: Number of seconds after the container has started before liveness probes are initiated
+        :param _builtins.float period_seconds: How often (in seconds) to perform the probe
+        :param _builtins.float success_threshold: Minimum consecutive successes for the probe to be considered successful after having failed
+        :param _builtins.float tcp_socket_port: Port to connect to
+        :param _builtins.float timeout_seconds: Number of seconds after which the probe times out
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if exec_command is not None:
+            pulumi.set(__self__, "exec_command", exec_command)
+        if failure_threshold is not None:
+            pulumi.set(__self__, "failure_threshold", failure_threshold)
+        if http_get_headers is not None:
+            pulumi.set(__self__, "http_get_headers", http_get_headers)
+        if http_get_host is not None:
+            pulumi.set(__self__, "http_get_host", http_get_host)
+        if http_get_path is not None:
+            pulumi.set(__self__, "http_get_path", http_get_path)
+        if http_get_port is not None:
+            pulumi.set(__self__, "http_get_port", http_get_port)
+        if http_get_schema is not None:
+            pulumi.set(__self__, "http_get_schema", http_get_schema)
+        if initial_delay_seconds is not None:
+            pulumi.set(__self__, "initial_delay_seconds", initial_delay_seconds)
+        if period_seconds is not None:
+            pulumi.set(__self__, "period_seconds", period_seconds)
+        if success_threshold is not None:
+            pulumi.set(__self__, "success_threshold", success_threshold)
+        if tcp_socket_port is not None:
+            pulumi.set(__self__, "tcp_socket_port", tcp_socket_port)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Enable or disable probe
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="execCommand")
+    def exec_command(self) -> Optional[_builtins.str]:
+        """
+        Command to execute in the container to determine the health
+        """
+        return pulumi.get(self, "exec_command")
+
+    @_builtins.property
+    @pulumi.getter(name="failureThreshold")
+    def failure_threshold(self) -> Optional[_builtins.float]:
+        """
+        Number of failed probes before the container is considered unhealthy
+        """
+        return pulumi.get(self, "failure_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHeaders")
+    def http_get_headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHost")
+    def http_get_host(self) -> Optional[_builtins.str]:
+        """
+        Host name to connect to, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_host")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPath")
+    def http_get_path(self) -> Optional[_builtins.str]:
+        """
+        Path to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_path")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPort")
+    def http_get_port(self) -> Optional[_builtins.float]:
+        """
+        Number of the port to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_port")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetSchema")
+    def http_get_schema(self) -> Optional[_builtins.str]:
+        """
+        Scheme to use for connecting to the host, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_schema")
+
+    @_builtins.property
+    @pulumi.getter(name="initialDelaySeconds")
+    def initial_delay_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after the container has started before liveness probes are initiated
+        """
+        return pulumi.get(self, "initial_delay_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="periodSeconds")
+    def period_seconds(self) -> Optional[_builtins.float]:
+        """
+        How often (in seconds) to perform the probe
+        """
+        return pulumi.get(self, "period_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="successThreshold")
+    def success_threshold(self) -> Optional[_builtins.float]:
+        """
+        Minimum consecutive successes for the probe to be considered successful after having failed
+        """
+        return pulumi.get(self, "success_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="tcpSocketPort")
+    def tcp_socket_port(self) -> Optional[_builtins.float]:
+        """
+        Port to connect to
+        """
+        return pulumi.get(self, "tcp_socket_port")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after which the probe times out
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+
+@pulumi.output_type
+class InferenceDeploymentLogging(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "destinationRegionId":
+            suggest = "destination_region_id"
+        elif key == "retentionPolicyPeriod":
+            suggest = "retention_policy_period"
+        elif key == "topicName":
+            suggest = "topic_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InferenceDeploymentLogging. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InferenceDeploymentLogging.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InferenceDeploymentLogging.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 destination_region_id: Optional[_builtins.float] = None,
+                 enabled: Optional[_builtins.bool] = None,
+                 retention_policy_period: Optional[_builtins.float] = None,
+                 topic_name: Optional[_builtins.str] = None):
+        if destination_region_id is not None:
+            pulumi.set(__self__, "destination_region_id", destination_region_id)
+        if enabled is not None:
+            pulumi.set(__self__, "enabled", enabled)
+        if retention_policy_period is not None:
+            pulumi.set(__self__, "retention_policy_period", retention_policy_period)
+        if topic_name is not None:
+            pulumi.set(__self__, "topic_name", topic_name)
+
+    @_builtins.property
+    @pulumi.getter(name="destinationRegionId")
+    def destination_region_id(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "destination_region_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="retentionPolicyPeriod")
+    def retention_policy_period(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "retention_policy_period")
+
+    @_builtins.property
+    @pulumi.getter(name="topicName")
+    def topic_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "topic_name")
+
+
+@pulumi.output_type
+class InferenceDeploymentReadinessProbe(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "execCommand":
+            suggest = "exec_command"
+        elif key == "failureThreshold":
+            suggest = "failure_threshold"
+        elif key == "httpGetHeaders":
+            suggest = "http_get_headers"
+        elif key == "httpGetHost":
+            suggest = "http_get_host"
+        elif key == "httpGetPath":
+            suggest = "http_get_path"
+        elif key == "httpGetPort":
+            suggest = "http_get_port"
+        elif key == "httpGetSchema":
+            suggest = "http_get_schema"
+        elif key == "initialDelaySeconds":
+            suggest = "initial_delay_seconds"
+        elif key == "periodSeconds":
+            suggest = "period_seconds"
+        elif key == "successThreshold":
+            suggest = "success_threshold"
+        elif key == "tcpSocketPort":
+            suggest = "tcp_socket_port"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InferenceDeploymentReadinessProbe. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InferenceDeploymentReadinessProbe.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InferenceDeploymentReadinessProbe.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 exec_command: Optional[_builtins.str] = None,
+                 failure_threshold: Optional[_builtins.float] = None,
+                 http_get_headers: Optional[Mapping[str, _builtins.str]] = None,
+                 http_get_host: Optional[_builtins.str] = None,
+                 http_get_path: Optional[_builtins.str] = None,
+                 http_get_port: Optional[_builtins.float] = None,
+                 http_get_schema: Optional[_builtins.str] = None,
+                 initial_delay_seconds: Optional[_builtins.float] = None,
+                 period_seconds: Optional[_builtins.float] = None,
+                 success_threshold: Optional[_builtins.float] = None,
+                 tcp_socket_port: Optional[_builtins.float] = None,
+                 timeout_seconds: Optional[_builtins.float] = None):
+        """
+        :param _builtins.bool enabled: Enable or disable probe
+        :param _builtins.str exec_command: Command to execute in the container to determine the health
+        :param _builtins.float failure_threshold: Number of failed probes before the container is considered unhealthy
+        :param Mapping[str, _builtins.str] http_get_headers: HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        :param _builtins.str http_get_host: Host name to connect to, valid only for HTTP probes
+        :param _builtins.str http_get_path: Path to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.float http_get_port: Number of the port to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.str http_get_schema: Scheme to use for connecting to the host, valid only for HTTP probes
+        :param _builtins.float initial_delay_seconds: Number of seconds after the container has started before liveness probes are initiated
+        :param _builtins.float period_seconds: How often (in seconds) to perform the probe
+        :param _builtins.float success_threshold: Minimum consecutive successes for the probe to be considered successful after having failed
+        :param _builtins.float tcp_socket_port: Port to connect to
+        :param _builtins.float timeout_seconds: Number of seconds after which the probe times out
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if exec_command is not None:
+            pulumi.set(__self__, "exec_command", exec_command)
+        if failure_threshold is not None:
+            pulumi.set(__self__, "failure_threshold", failure_threshold)
+        if http_get_headers is not None:
+            pulumi.set(__self__, "http_get_headers", http_get_headers)
+        if http_get_host is not None:
+            pulumi.set(__self__, "http_get_host", http_get_host)
+        if http_get_path is not None:
+            pulumi.set(__self__, "http_get_path", http_get_path)
+        if http_get_port is not None:
+            pulumi.set(__self__, "http_get_port", http_get_port)
+        if http_get_schema is not None:
+            pulumi.set(__self__, "http_get_schema", http_get_schema)
+        if initial_delay_seconds is not None:
+            pulumi.set(__self__, "initial_delay_seconds", initial_delay_seconds)
+        if period_seconds is not None:
+            pulumi.set(__self__, "period_seconds", period_seconds)
+        if success_threshold is not None:
+            pulumi.set(__self__, "success_threshold", success_threshold)
+        if tcp_socket_port is not None:
+            pulumi.set(__self__, "tcp_socket_port", tcp_socket_port)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Enable or disable probe
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="execCommand")
+    def exec_command(self) -> Optional[_builtins.str]:
+        """
+        Command to execute in the container to determine the health
+        """
+        return pulumi.get(self, "exec_command")
+
+    @_builtins.property
+    @pulumi.getter(name="failureThreshold")
+    def failure_threshold(self) -> Optional[_builtins.float]:
+        """
+        Number of failed probes before the container is considered unhealthy
+        """
+        return pulumi.get(self, "failure_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHeaders")
+    def http_get_headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHost")
+    def http_get_host(self) -> Optional[_builtins.str]:
+        """
+        Host name to connect to, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_host")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPath")
+    def http_get_path(self) -> Optional[_builtins.str]:
+        """
+        Path to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_path")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPort")
+    def http_get_port(self) -> Optional[_builtins.float]:
+        """
+        Number of the port to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_port")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetSchema")
+    def http_get_schema(self) -> Optional[_builtins.str]:
+        """
+        Scheme to use for connecting to the host, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_schema")
+
+    @_builtins.property
+    @pulumi.getter(name="initialDelaySeconds")
+    def initial_delay_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after the container has started before liveness probes are initiated
+        """
+        return pulumi.get(self, "initial_delay_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="periodSeconds")
+    def period_seconds(self) -> Optional[_builtins.float]:
+        """
+        How often (in seconds) to perform the probe
+        """
+        return pulumi.get(self, "period_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="successThreshold")
+    def success_threshold(self) -> Optional[_builtins.float]:
+        """
+        Minimum consecutive successes for the probe to be considered successful after having failed
+        """
+        return pulumi.get(self, "success_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="tcpSocketPort")
+    def tcp_socket_port(self) -> Optional[_builtins.float]:
+        """
+        Port to connect to
+        """
+        return pulumi.get(self, "tcp_socket_port")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after which the probe times out
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+
+@pulumi.output_type
+class InferenceDeploymentStartupProbe(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "execCommand":
+            suggest = "exec_command"
+        elif key == "failureThreshold":
+            suggest = "failure_threshold"
+        elif key == "httpGetHeaders":
+            suggest = "http_get_headers"
+        elif key == "httpGetHost":
+            suggest = "http_get_host"
+        elif key == "httpGetPath":
+            suggest = "http_get_path"
+        elif key == "httpGetPort":
+            suggest = "http_get_port"
+        elif key == "httpGetSchema":
+            suggest = "http_get_schema"
+        elif key == "initialDelaySeconds":
+            suggest = "initial_delay_seconds"
+        elif key == "periodSeconds":
+            suggest = "period_seconds"
+        elif key == "successThreshold":
+            suggest = "success_threshold"
+        elif key == "tcpSocketPort":
+            suggest = "tcp_socket_port"
+        elif key == "timeoutSeconds":
+            suggest = "timeout_seconds"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InferenceDeploymentStartupProbe. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InferenceDeploymentStartupProbe.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InferenceDeploymentStartupProbe.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 exec_command: Optional[_builtins.str] = None,
+                 failure_threshold: Optional[_builtins.float] = None,
+                 http_get_headers: Optional[Mapping[str, _builtins.str]] = None,
+                 http_get_host: Optional[_builtins.str] = None,
+                 http_get_path: Optional[_builtins.str] = None,
+                 http_get_port: Optional[_builtins.float] = None,
+                 http_get_schema: Optional[_builtins.str] = None,
+                 initial_delay_seconds: Optional[_builtins.float] = None,
+                 period_seconds: Optional[_builtins.float] = None,
+                 success_threshold: Optional[_builtins.float] = None,
+                 tcp_socket_port: Optional[_builtins.float] = None,
+                 timeout_seconds: Optional[_builtins.float] = None):
+        """
+        :param _builtins.bool enabled: Enable or disable probe
+        :param _builtins.str exec_command: Command to execute in the container to determine the health
+        :param _builtins.float failure_threshold: Number of failed probes before the container is considered unhealthy
+        :param Mapping[str, _builtins.str] http_get_headers: HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        :param _builtins.str http_get_host: Host name to connect to, valid only for HTTP probes
+        :param _builtins.str http_get_path: Path to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.float http_get_port: Number of the port to access on the HTTP server, valid only for HTTP probes
+        :param _builtins.str http_get_schema: Scheme to use for connecting to the host, valid only for HTTP probes
+        :param _builtins.float initial_delay_seconds: Number of seconds after the container has started before liveness probes are initiated
+        :param _builtins.float period_seconds: How often (in seconds) to perform the probe
+        :param _builtins.float success_threshold: Minimum consecutive successes for the probe to be considered successful after having failed
+        :param _builtins.float tcp_socket_port: Port to connect to
+        :param _builtins.float timeout_seconds: Number of seconds after which the probe times out
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if exec_command is not None:
+            pulumi.set(__self__, "exec_command", exec_command)
+        if failure_threshold is not None:
+            pulumi.set(__self__, "failure_threshold", failure_threshold)
+        if http_get_headers is not None:
+            pulumi.set(__self__, "http_get_headers", http_get_headers)
+        if http_get_host is not None:
+            pulumi.set(__self__, "http_get_host", http_get_host)
+        if http_get_path is not None:
+            pulumi.set(__self__, "http_get_path", http_get_path)
+        if http_get_port is not None:
+            pulumi.set(__self__, "http_get_port", http_get_port)
+        if http_get_schema is not None:
+            pulumi.set(__self__, "http_get_schema", http_get_schema)
+        if initial_delay_seconds is not None:
+            pulumi.set(__self__, "initial_delay_seconds", initial_delay_seconds)
+        if period_seconds is not None:
+            pulumi.set(__self__, "period_seconds", period_seconds)
+        if success_threshold is not None:
+            pulumi.set(__self__, "success_threshold", success_threshold)
+        if tcp_socket_port is not None:
+            pulumi.set(__self__, "tcp_socket_port", tcp_socket_port)
+        if timeout_seconds is not None:
+            pulumi.set(__self__, "timeout_seconds", timeout_seconds)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Enable or disable probe
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="execCommand")
+    def exec_command(self) -> Optional[_builtins.str]:
+        """
+        Command to execute in the container to determine the health
+        """
+        return pulumi.get(self, "exec_command")
+
+    @_builtins.property
+    @pulumi.getter(name="failureThreshold")
+    def failure_threshold(self) -> Optional[_builtins.float]:
+        """
+        Number of failed probes before the container is considered unhealthy
+        """
+        return pulumi.get(self, "failure_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHeaders")
+    def http_get_headers(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        HTTP headers to use when sending a HTTP GET request, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetHost")
+    def http_get_host(self) -> Optional[_builtins.str]:
+        """
+        Host name to connect to, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_host")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPath")
+    def http_get_path(self) -> Optional[_builtins.str]:
+        """
+        Path to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_path")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetPort")
+    def http_get_port(self) -> Optional[_builtins.float]:
+        """
+        Number of the port to access on the HTTP server, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_port")
+
+    @_builtins.property
+    @pulumi.getter(name="httpGetSchema")
+    def http_get_schema(self) -> Optional[_builtins.str]:
+        """
+        Scheme to use for connecting to the host, valid only for HTTP probes
+        """
+        return pulumi.get(self, "http_get_schema")
+
+    @_builtins.property
+    @pulumi.getter(name="initialDelaySeconds")
+    def initial_delay_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after the container has started before liveness probes are initiated
+        """
+        return pulumi.get(self, "initial_delay_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="periodSeconds")
+    def period_seconds(self) -> Optional[_builtins.float]:
+        """
+        How often (in seconds) to perform the probe
+        """
+        return pulumi.get(self, "period_seconds")
+
+    @_builtins.property
+    @pulumi.getter(name="successThreshold")
+    def success_threshold(self) -> Optional[_builtins.float]:
+        """
+        Minimum consecutive successes for the probe to be considered successful after having failed
+        """
+        return pulumi.get(self, "success_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="tcpSocketPort")
+    def tcp_socket_port(self) -> Optional[_builtins.float]:
+        """
+        Port to connect to
+        """
+        return pulumi.get(self, "tcp_socket_port")
+
+    @_builtins.property
+    @pulumi.getter(name="timeoutSeconds")
+    def timeout_seconds(self) -> Optional[_builtins.float]:
+        """
+        Number of seconds after which the probe times out
+        """
+        return pulumi.get(self, "timeout_seconds")
+
+
+@pulumi.output_type
+class InstanceAddress(dict):
+    def __init__(__self__, *,
+                 nets: Sequence['outputs.InstanceAddressNet']):
+        pulumi.set(__self__, "nets", nets)
+
+    @_builtins.property
+    @pulumi.getter
+    def nets(self) -> Sequence['outputs.InstanceAddressNet']:
+        return pulumi.get(self, "nets")
+
+
+@pulumi.output_type
+class InstanceAddressNet(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class InstanceConfiguration(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class InstanceInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "existingFipId":
+            suggest = "existing_fip_id"
+        elif key == "fipSource":
+            suggest = "fip_source"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+        elif key == "securityGroups":
+            suggest = "security_groups"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InstanceInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InstanceInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InstanceInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 existing_fip_id: Optional[_builtins.str] = None,
+                 fip_source: Optional[_builtins.str] = None,
+                 ip_address: Optional[_builtins.str] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 order: Optional[_builtins.float] = None,
+                 port_id: Optional[_builtins.str] = None,
+                 security_groups: Optional[Sequence[_builtins.str]] = None,
+                 subnet_id: Optional[_builtins.str] = None,
+                 type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str network_id: required if type is 'subnet' or 'any_subnet'
+        :param _builtins.float order: Order of attaching interface
+        :param _builtins.str port_id: required if type is  'reserved_fixed_ip'
+        :param Sequence[_builtins.str] security_groups: list of security group IDs
+        :param _builtins.str subnet_id: required if type is 'subnet'
+        :param _builtins.str type: Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        """
+        if existing_fip_id is not None:
+            pulumi.set(__self__, "existing_fip_id", existing_fip_id)
+        if fip_source is not None:
+            pulumi.set(__self__, "fip_source", fip_source)
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if order is not None:
+            pulumi.set(__self__, "order", order)
+        if port_id is not None:
+            pulumi.set(__self__, "port_id", port_id)
+        if security_groups is not None:
+            pulumi.set(__self__, "security_groups", security_groups)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+        if type is not None:
+            pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="existingFipId")
+    def existing_fip_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "existing_fip_id")
+
+    @_builtins.property
+    @pulumi.getter(name="fipSource")
+    def fip_source(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "fip_source")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is 'subnet' or 'any_subnet'
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def order(self) -> Optional[_builtins.float]:
+        """
+        Order of attaching interface
+        """
+        return pulumi.get(self, "order")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is  'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroups")
+    def security_groups(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        list of security group IDs
+        """
+        return pulumi.get(self, "security_groups")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is 'subnet'
+        """
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> Optional[_builtins.str]:
+        """
+        Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class InstanceMetadata(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class InstanceSecurityGroup(dict):
+    def __init__(__self__, *,
+                 id: _builtins.str,
+                 name: _builtins.str):
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "name", name)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+
+@pulumi.output_type
+class InstanceVolume(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "attachmentTag":
+            suggest = "attachment_tag"
+        elif key == "bootIndex":
+            suggest = "boot_index"
+        elif key == "deleteOnTermination":
+            suggest = "delete_on_termination"
+        elif key == "imageId":
+            suggest = "image_id"
+        elif key == "typeName":
+            suggest = "type_name"
+        elif key == "volumeId":
+            suggest = "volume_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in InstanceVolume. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        InstanceVolume.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        InstanceVolume.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 source: _builtins.str,
+                 attachment_tag: Optional[_builtins.str] = None,
+                 boot_index: Optional[_builtins.float] = None,
+                 delete_on_termination: Optional[_builtins.bool] = None,
+                 id: Optional[_builtins.str] = None,
+                 image_id: Optional[_builtins.str] = None,
+                 name: Optional[_builtins.str] = None,
+                 size: Optional[_builtins.float] = None,
+                 type_name: Optional[_builtins.str] = None,
+                 volume_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str source: Currently available only 'existing-volume' value
+        :param _builtins.float boot_index: If boot_index==0 volumes can not detached
+        """
+        pulumi.set(__self__, "source", source)
+        if attachment_tag is not None:
+            pulumi.set(__self__, "attachment_tag", attachment_tag)
+        if boot_index is not None:
+            pulumi.set(__self__, "boot_index", boot_index)
+        if delete_on_termination is not None:
+            pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if image_id is not None:
+            pulumi.set(__self__, "image_id", image_id)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if size is not None:
+            pulumi.set(__self__, "size", size)
+        if type_name is not None:
+            pulumi.set(__self__, "type_name", type_name)
+        if volume_id is not None:
+            pulumi.set(__self__, "volume_id", volume_id)
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> _builtins.str:
+        """
+        Currently available only 'existing-volume' value
+        """
+        return pulumi.get(self, "source")
+
+    @_builtins.property
+    @pulumi.getter(name="attachmentTag")
+    def attachment_tag(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "attachment_tag")
+
+    @_builtins.property
+    @pulumi.getter(name="bootIndex")
+    def boot_index(self) -> Optional[_builtins.float]:
+        """
+        If boot_index==0 volumes can not detached
+        """
+        return pulumi.get(self, "boot_index")
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="imageId")
+    def image_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "image_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter(name="typeName")
+    def type_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "type_name")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "volume_id")
+
+
+@pulumi.output_type
+class Instancev2Address(dict):
+    def __init__(__self__, *,
+                 nets: Sequence['outputs.Instancev2AddressNet']):
+        pulumi.set(__self__, "nets", nets)
+
+    @_builtins.property
+    @pulumi.getter
+    def nets(self) -> Sequence['outputs.Instancev2AddressNet']:
+        return pulumi.get(self, "nets")
+
+
+@pulumi.output_type
+class Instancev2AddressNet(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class Instancev2Configuration(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class Instancev2Interface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "securityGroups":
+            suggest = "security_groups"
+        elif key == "existingFipId":
+            suggest = "existing_fip_id"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "ipFamily":
+            suggest = "ip_family"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Instancev2Interface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Instancev2Interface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Instancev2Interface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 security_groups: Sequence[_builtins.str],
+                 existing_fip_id: Optional[_builtins.str] = None,
+                 ip_address: Optional[_builtins.str] = None,
+                 ip_family: Optional[_builtins.str] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 order: Optional[_builtins.float] = None,
+                 port_id: Optional[_builtins.str] = None,
+                 subnet_id: Optional[_builtins.str] = None,
+                 type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str name: Name of interface, should be unique for the instance
+        :param Sequence[_builtins.str] security_groups: list of security group IDs, they will be attached to exact interface
+        :param _builtins.str existing_fip_id: The id of the existing floating IP that will be attached to the interface
+        :param _builtins.str ip_address: IP address for the interface.
+        :param _builtins.str ip_family: IP family for the interface, available values are 'dual', 'ipv4' and 'ipv6'
+        :param _builtins.str network_id: required if type is 'subnet' or 'any_subnet'
+        :param _builtins.float order: Order of attaching interface
+        :param _builtins.str port_id: required if type is  'reserved_fixed_ip'
+        :param _builtins.str subnet_id: required if type is 'subnet'
+        :param _builtins.str type: Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "security_groups", security_groups)
+        if existing_fip_id is not None:
+            pulumi.set(__self__, "existing_fip_id", existing_fip_id)
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if ip_family is not None:
+            pulumi.set(__self__, "ip_family", ip_family)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if order is not None:
+            pulumi.set(__self__, "order", order)
+        if port_id is not None:
+            pulumi.set(__self__, "port_id", port_id)
+        if subnet_id is not None:
+            pulumi.set(__self__, "subnet_id", subnet_id)
+        if type is not None:
+            pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Name of interface, should be unique for the instance
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroups")
+    def security_groups(self) -> Sequence[_builtins.str]:
+        """
+        list of security group IDs, they will be attached to exact interface
+        """
+        return pulumi.get(self, "security_groups")
+
+    @_builtins.property
+    @pulumi.getter(name="existingFipId")
+    def existing_fip_id(self) -> Optional[_builtins.str]:
+        """
+        The id of the existing floating IP that will be attached to the interface
+        """
+        return pulumi.get(self, "existing_fip_id")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        """
+        IP address for the interface.
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="ipFamily")
+    def ip_family(self) -> Optional[_builtins.str]:
+        """
+        IP family for the interface, available values are 'dual', 'ipv4' and 'ipv6'
+        """
+        return pulumi.get(self, "ip_family")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is 'subnet' or 'any_subnet'
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def order(self) -> Optional[_builtins.float]:
+        """
+        Order of attaching interface
+        """
+        return pulumi.get(self, "order")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is  'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> Optional[_builtins.str]:
+        """
+        required if type is 'subnet'
+        """
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> Optional[_builtins.str]:
+        """
+        Available value is 'subnet', 'any_subnet', 'external', 'reserved_fixed_ip'
+        """
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class Instancev2MetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Instancev2MetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Instancev2MetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Instancev2MetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class Instancev2Volume(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "volumeId":
+            suggest = "volume_id"
+        elif key == "attachmentTag":
+            suggest = "attachment_tag"
+        elif key == "bootIndex":
+            suggest = "boot_index"
+        elif key == "deleteOnTermination":
+            suggest = "delete_on_termination"
+        elif key == "imageId":
+            suggest = "image_id"
+        elif key == "typeName":
+            suggest = "type_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Instancev2Volume. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Instancev2Volume.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Instancev2Volume.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 volume_id: _builtins.str,
+                 attachment_tag: Optional[_builtins.str] = None,
+                 boot_index: Optional[_builtins.float] = None,
+                 delete_on_termination: Optional[_builtins.bool] = None,
+                 id: Optional[_builtins.str] = None,
+                 image_id: Optional[_builtins.str] = None,
+                 name: Optional[_builtins.str] = None,
+                 size: Optional[_builtins.float] = None,
+                 type_name: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str attachment_tag: Tag for the volume attachment
+        :param _builtins.float boot_index: If boot_index==0 volumes can not detached
+        :param _builtins.bool delete_on_termination: Delete volume on termination
+        :param _builtins.str image_id: Image ID for the volume
+        :param _builtins.str name: Name of the volume
+        :param _builtins.float size: Size of the volume in GiB
+        :param _builtins.str type_name: Volume type name
+        """
+        pulumi.set(__self__, "volume_id", volume_id)
+        if attachment_tag is not None:
+            pulumi.set(__self__, "attachment_tag", attachment_tag)
+        if boot_index is not None:
+            pulumi.set(__self__, "boot_index", boot_index)
+        if delete_on_termination is not None:
+            pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if image_id is not None:
+            pulumi.set(__self__, "image_id", image_id)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+        if size is not None:
+            pulumi.set(__self__, "size", size)
+        if type_name is not None:
+            pulumi.set(__self__, "type_name", type_name)
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> _builtins.str:
+        return pulumi.get(self, "volume_id")
+
+    @_builtins.property
+    @pulumi.getter(name="attachmentTag")
+    def attachment_tag(self) -> Optional[_builtins.str]:
+        """
+        Tag for the volume attachment
+        """
+        return pulumi.get(self, "attachment_tag")
+
+    @_builtins.property
+    @pulumi.getter(name="bootIndex")
+    def boot_index(self) -> Optional[_builtins.float]:
+        """
+        If boot_index==0 volumes can not detached
+        """
+        return pulumi.get(self, "boot_index")
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> Optional[_builtins.bool]:
+        """
+        Delete volume on termination
+        """
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="imageId")
+    def image_id(self) -> Optional[_builtins.str]:
+        """
+        Image ID for the volume
+        """
+        return pulumi.get(self, "image_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[_builtins.str]:
+        """
+        Name of the volume
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> Optional[_builtins.float]:
+        """
+        Size of the volume in GiB
+        """
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter(name="typeName")
+    def type_name(self) -> Optional[_builtins.str]:
+        """
+        Volume type name
+        """
+        return pulumi.get(self, "type_name")
+
 
 @pulumi.output_type
 class K8sv2Authentication(dict):
@@ -850,6 +14563,11 @@ class K8sv2SecurityGroupRule(dict):
                  remote_group_id: Optional[_builtins.str] = None,
                  remote_ip_prefix: Optional[_builtins.str] = None,
                  updated_at: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str direction: Available value is 'ingress', 'egress'
+        :param _builtins.str ethertype: Available value is 'IPv4', 'IPv6'
+        :param _builtins.str protocol: Available value is udp,tcp,any,ipv6-icmp,ipv6-route,ipv6-opts,ipv6-nonxt,ipv6-frag,ipv6-encap,icmp,ah,dccp,egp,esp,gre,igmp,ospf,pgm,rsvp,sctp,udplite,vrrp,51,50,112,0,4,ipip,ipencap
+        """
         pulumi.set(__self__, "direction", direction)
         pulumi.set(__self__, "ethertype", ethertype)
         pulumi.set(__self__, "protocol", protocol)
@@ -873,16 +14591,25 @@ class K8sv2SecurityGroupRule(dict):
     @_builtins.property
     @pulumi.getter
     def direction(self) -> _builtins.str:
+        """
+        Available value is 'ingress', 'egress'
+        """
         return pulumi.get(self, "direction")
 
     @_builtins.property
     @pulumi.getter
     def ethertype(self) -> _builtins.str:
+        """
+        Available value is 'IPv4', 'IPv6'
+        """
         return pulumi.get(self, "ethertype")
 
     @_builtins.property
     @pulumi.getter
     def protocol(self) -> _builtins.str:
+        """
+        Available value is udp,tcp,any,ipv6-icmp,ipv6-route,ipv6-opts,ipv6-nonxt,ipv6-frag,ipv6-encap,icmp,ah,dccp,egp,esp,gre,igmp,ospf,pgm,rsvp,sctp,udplite,vrrp,51,50,112,0,4,ipip,ipencap
+        """
         return pulumi.get(self, "protocol")
 
     @_builtins.property
@@ -945,5 +14672,6175 @@ class K8sv2Timeouts(dict):
     @pulumi.getter
     def update(self) -> Optional[_builtins.str]:
         return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class LblistenerTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class LblistenerUserList(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "encryptedPassword":
+            suggest = "encrypted_password"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LblistenerUserList. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LblistenerUserList.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LblistenerUserList.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 encrypted_password: _builtins.str,
+                 username: _builtins.str):
+        """
+        :param _builtins.str encrypted_password: Encrypted password (hash) to auth via Basic Authentication
+        :param _builtins.str username: Username to auth via Basic Authentication
+        """
+        pulumi.set(__self__, "encrypted_password", encrypted_password)
+        pulumi.set(__self__, "username", username)
+
+    @_builtins.property
+    @pulumi.getter(name="encryptedPassword")
+    def encrypted_password(self) -> _builtins.str:
+        """
+        Encrypted password (hash) to auth via Basic Authentication
+        """
+        return pulumi.get(self, "encrypted_password")
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> _builtins.str:
+        """
+        Username to auth via Basic Authentication
+        """
+        return pulumi.get(self, "username")
+
+
+@pulumi.output_type
+class LbmemberTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class LbpoolHealthMonitor(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxRetries":
+            suggest = "max_retries"
+        elif key == "expectedCodes":
+            suggest = "expected_codes"
+        elif key == "httpMethod":
+            suggest = "http_method"
+        elif key == "maxRetriesDown":
+            suggest = "max_retries_down"
+        elif key == "urlPath":
+            suggest = "url_path"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LbpoolHealthMonitor. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LbpoolHealthMonitor.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LbpoolHealthMonitor.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 delay: _builtins.float,
+                 max_retries: _builtins.float,
+                 timeout: _builtins.float,
+                 type: _builtins.str,
+                 expected_codes: Optional[_builtins.str] = None,
+                 http_method: Optional[_builtins.str] = None,
+                 id: Optional[_builtins.str] = None,
+                 max_retries_down: Optional[_builtins.float] = None,
+                 url_path: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float delay: The time, in seconds, between sending probes to members.
+        :param _builtins.float max_retries: The number of successful checks before changing the operating status of the member to ONLINE.
+        :param _builtins.float timeout: The maximum time, in seconds, that a monitor waits to connect before it times out.
+        :param _builtins.str type: Available values is 'HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT
+        :param _builtins.str expected_codes: The list of HTTP status codes expected in response from the member to declare it healthy.
+        :param _builtins.str http_method: The HTTP method that the health monitor uses for requests.
+        :param _builtins.str id: Health Monitor ID.
+        :param _builtins.float max_retries_down: The number of allowed check failures before changing the operating status of the member to ERROR.
+        :param _builtins.str url_path: The HTTP URL path of the request sent by the monitor to test the health of a backend member.
+        """
+        pulumi.set(__self__, "delay", delay)
+        pulumi.set(__self__, "max_retries", max_retries)
+        pulumi.set(__self__, "timeout", timeout)
+        pulumi.set(__self__, "type", type)
+        if expected_codes is not None:
+            pulumi.set(__self__, "expected_codes", expected_codes)
+        if http_method is not None:
+            pulumi.set(__self__, "http_method", http_method)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if max_retries_down is not None:
+            pulumi.set(__self__, "max_retries_down", max_retries_down)
+        if url_path is not None:
+            pulumi.set(__self__, "url_path", url_path)
+
+    @_builtins.property
+    @pulumi.getter
+    def delay(self) -> _builtins.float:
+        """
+        The time, in seconds, between sending probes to members.
+        """
+        return pulumi.get(self, "delay")
+
+    @_builtins.property
+    @pulumi.getter(name="maxRetries")
+    def max_retries(self) -> _builtins.float:
+        """
+        The number of successful checks before changing the operating status of the member to ONLINE.
+        """
+        return pulumi.get(self, "max_retries")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> _builtins.float:
+        """
+        The maximum time, in seconds, that a monitor waits to connect before it times out.
+        """
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Available values is 'HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="expectedCodes")
+    def expected_codes(self) -> Optional[_builtins.str]:
+        """
+        The list of HTTP status codes expected in response from the member to declare it healthy.
+        """
+        return pulumi.get(self, "expected_codes")
+
+    @_builtins.property
+    @pulumi.getter(name="httpMethod")
+    def http_method(self) -> Optional[_builtins.str]:
+        """
+        The HTTP method that the health monitor uses for requests.
+        """
+        return pulumi.get(self, "http_method")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        """
+        Health Monitor ID.
+        """
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="maxRetriesDown")
+    def max_retries_down(self) -> Optional[_builtins.float]:
+        """
+        The number of allowed check failures before changing the operating status of the member to ERROR.
+        """
+        return pulumi.get(self, "max_retries_down")
+
+    @_builtins.property
+    @pulumi.getter(name="urlPath")
+    def url_path(self) -> Optional[_builtins.str]:
+        """
+        The HTTP URL path of the request sent by the monitor to test the health of a backend member.
+        """
+        return pulumi.get(self, "url_path")
+
+
+@pulumi.output_type
+class LbpoolSessionPersistence(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "cookieName":
+            suggest = "cookie_name"
+        elif key == "persistenceGranularity":
+            suggest = "persistence_granularity"
+        elif key == "persistenceTimeout":
+            suggest = "persistence_timeout"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LbpoolSessionPersistence. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LbpoolSessionPersistence.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LbpoolSessionPersistence.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 type: _builtins.str,
+                 cookie_name: Optional[_builtins.str] = None,
+                 persistence_granularity: Optional[_builtins.str] = None,
+                 persistence_timeout: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str type: One of: 'APP_COOKIE' (an application supplied cookie), 'HTTP_COOKIE' (a cookie created by the load balancer), 'SOURCE_IP' (the source IP address).
+        :param _builtins.str cookie_name: The name of the application cookie to use for session persistence.
+        :param _builtins.str persistence_granularity: The netmask used to determine SCTP or UDP SOURCE_IP session persistence.
+        :param _builtins.float persistence_timeout: The timeout, in seconds, after which a SCTP or UDP flow may be rescheduled to a different member.
+        """
+        pulumi.set(__self__, "type", type)
+        if cookie_name is not None:
+            pulumi.set(__self__, "cookie_name", cookie_name)
+        if persistence_granularity is not None:
+            pulumi.set(__self__, "persistence_granularity", persistence_granularity)
+        if persistence_timeout is not None:
+            pulumi.set(__self__, "persistence_timeout", persistence_timeout)
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        One of: 'APP_COOKIE' (an application supplied cookie), 'HTTP_COOKIE' (a cookie created by the load balancer), 'SOURCE_IP' (the source IP address).
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="cookieName")
+    def cookie_name(self) -> Optional[_builtins.str]:
+        """
+        The name of the application cookie to use for session persistence.
+        """
+        return pulumi.get(self, "cookie_name")
+
+    @_builtins.property
+    @pulumi.getter(name="persistenceGranularity")
+    def persistence_granularity(self) -> Optional[_builtins.str]:
+        """
+        The netmask used to determine SCTP or UDP SOURCE_IP session persistence.
+        """
+        return pulumi.get(self, "persistence_granularity")
+
+    @_builtins.property
+    @pulumi.getter(name="persistenceTimeout")
+    def persistence_timeout(self) -> Optional[_builtins.float]:
+        """
+        The timeout, in seconds, after which a SCTP or UDP flow may be rescheduled to a different member.
+        """
+        return pulumi.get(self, "persistence_timeout")
+
+
+@pulumi.output_type
+class LbpoolTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class LifecyclepolicySchedule(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "maxQuantity":
+            suggest = "max_quantity"
+        elif key == "resourceNameTemplate":
+            suggest = "resource_name_template"
+        elif key == "retentionTime":
+            suggest = "retention_time"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LifecyclepolicySchedule. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LifecyclepolicySchedule.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LifecyclepolicySchedule.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 max_quantity: _builtins.float,
+                 cron: Optional['outputs.LifecyclepolicyScheduleCron'] = None,
+                 id: Optional[_builtins.str] = None,
+                 interval: Optional['outputs.LifecyclepolicyScheduleInterval'] = None,
+                 resource_name_template: Optional[_builtins.str] = None,
+                 retention_time: Optional['outputs.LifecyclepolicyScheduleRetentionTime'] = None,
+                 type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.float max_quantity: Maximum number of stored resources
+        :param 'LifecyclepolicyScheduleCronArgs' cron: Use for taking actions at specified moments of time. Exactly one of interval and cron blocks should be provided
+        :param 'LifecyclepolicyScheduleIntervalArgs' interval: Use for taking actions with equal time intervals between them. Exactly one of interval and cron blocks should be provided
+        :param _builtins.str resource_name_template: Used to name snapshots. {volume_id} is substituted with volume.id on creation
+        :param 'LifecyclepolicyScheduleRetentionTimeArgs' retention_time: If it is set, new resource will be deleted after time
+        """
+        pulumi.set(__self__, "max_quantity", max_quantity)
+        if cron is not None:
+            pulumi.set(__self__, "cron", cron)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if interval is not None:
+            pulumi.set(__self__, "interval", interval)
+        if resource_name_template is not None:
+            pulumi.set(__self__, "resource_name_template", resource_name_template)
+        if retention_time is not None:
+            pulumi.set(__self__, "retention_time", retention_time)
+        if type is not None:
+            pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="maxQuantity")
+    def max_quantity(self) -> _builtins.float:
+        """
+        Maximum number of stored resources
+        """
+        return pulumi.get(self, "max_quantity")
+
+    @_builtins.property
+    @pulumi.getter
+    def cron(self) -> Optional['outputs.LifecyclepolicyScheduleCron']:
+        """
+        Use for taking actions at specified moments of time. Exactly one of interval and cron blocks should be provided
+        """
+        return pulumi.get(self, "cron")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def interval(self) -> Optional['outputs.LifecyclepolicyScheduleInterval']:
+        """
+        Use for taking actions with equal time intervals between them. Exactly one of interval and cron blocks should be provided
+        """
+        return pulumi.get(self, "interval")
+
+    @_builtins.property
+    @pulumi.getter(name="resourceNameTemplate")
+    def resource_name_template(self) -> Optional[_builtins.str]:
+        """
+        Used to name snapshots. {volume_id} is substituted with volume.id on creation
+        """
+        return pulumi.get(self, "resource_name_template")
+
+    @_builtins.property
+    @pulumi.getter(name="retentionTime")
+    def retention_time(self) -> Optional['outputs.LifecyclepolicyScheduleRetentionTime']:
+        """
+        If it is set, new resource will be deleted after time
+        """
+        return pulumi.get(self, "retention_time")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class LifecyclepolicyScheduleCron(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "dayOfWeek":
+            suggest = "day_of_week"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LifecyclepolicyScheduleCron. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LifecyclepolicyScheduleCron.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LifecyclepolicyScheduleCron.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 day: Optional[_builtins.str] = None,
+                 day_of_week: Optional[_builtins.str] = None,
+                 hour: Optional[_builtins.str] = None,
+                 minute: Optional[_builtins.str] = None,
+                 month: Optional[_builtins.str] = None,
+                 timezone: Optional[_builtins.str] = None,
+                 week: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str day: Either single asterisk or comma-separated list of integers (1-31)
+        :param _builtins.str day_of_week: Either single asterisk or comma-separated list of integers (0-6)
+        :param _builtins.str hour: Either single asterisk or comma-separated list of integers (0-23)
+        :param _builtins.str minute: Either single asterisk or comma-separated list of integers (0-59)
+        :param _builtins.str month: Either single asterisk or comma-separated list of integers (1-12)
+        :param _builtins.str week: Either single asterisk or comma-separated list of integers (1-53)
+        """
+        if day is not None:
+            pulumi.set(__self__, "day", day)
+        if day_of_week is not None:
+            pulumi.set(__self__, "day_of_week", day_of_week)
+        if hour is not None:
+            pulumi.set(__self__, "hour", hour)
+        if minute is not None:
+            pulumi.set(__self__, "minute", minute)
+        if month is not None:
+            pulumi.set(__self__, "month", month)
+        if timezone is not None:
+            pulumi.set(__self__, "timezone", timezone)
+        if week is not None:
+            pulumi.set(__self__, "week", week)
+
+    @_builtins.property
+    @pulumi.getter
+    def day(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (1-31)
+        """
+        return pulumi.get(self, "day")
+
+    @_builtins.property
+    @pulumi.getter(name="dayOfWeek")
+    def day_of_week(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (0-6)
+        """
+        return pulumi.get(self, "day_of_week")
+
+    @_builtins.property
+    @pulumi.getter
+    def hour(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (0-23)
+        """
+        return pulumi.get(self, "hour")
+
+    @_builtins.property
+    @pulumi.getter
+    def minute(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (0-59)
+        """
+        return pulumi.get(self, "minute")
+
+    @_builtins.property
+    @pulumi.getter
+    def month(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (1-12)
+        """
+        return pulumi.get(self, "month")
+
+    @_builtins.property
+    @pulumi.getter
+    def timezone(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "timezone")
+
+    @_builtins.property
+    @pulumi.getter
+    def week(self) -> Optional[_builtins.str]:
+        """
+        Either single asterisk or comma-separated list of integers (1-53)
+        """
+        return pulumi.get(self, "week")
+
+
+@pulumi.output_type
+class LifecyclepolicyScheduleInterval(dict):
+    def __init__(__self__, *,
+                 days: Optional[_builtins.float] = None,
+                 hours: Optional[_builtins.float] = None,
+                 minutes: Optional[_builtins.float] = None,
+                 weeks: Optional[_builtins.float] = None):
+        """
+        :param _builtins.float days: Number of days to wait between actions
+        :param _builtins.float hours: Number of hours to wait between actions
+        :param _builtins.float minutes: Number of minutes to wait between actions
+        :param _builtins.float weeks: Number of weeks to wait between actions
+        """
+        if days is not None:
+            pulumi.set(__self__, "days", days)
+        if hours is not None:
+            pulumi.set(__self__, "hours", hours)
+        if minutes is not None:
+            pulumi.set(__self__, "minutes", minutes)
+        if weeks is not None:
+            pulumi.set(__self__, "weeks", weeks)
+
+    @_builtins.property
+    @pulumi.getter
+    def days(self) -> Optional[_builtins.float]:
+        """
+        Number of days to wait between actions
+        """
+        return pulumi.get(self, "days")
+
+    @_builtins.property
+    @pulumi.getter
+    def hours(self) -> Optional[_builtins.float]:
+        """
+        Number of hours to wait between actions
+        """
+        return pulumi.get(self, "hours")
+
+    @_builtins.property
+    @pulumi.getter
+    def minutes(self) -> Optional[_builtins.float]:
+        """
+        Number of minutes to wait between actions
+        """
+        return pulumi.get(self, "minutes")
+
+    @_builtins.property
+    @pulumi.getter
+    def weeks(self) -> Optional[_builtins.float]:
+        """
+        Number of weeks to wait between actions
+        """
+        return pulumi.get(self, "weeks")
+
+
+@pulumi.output_type
+class LifecyclepolicyScheduleRetentionTime(dict):
+    def __init__(__self__, *,
+                 days: Optional[_builtins.float] = None,
+                 hours: Optional[_builtins.float] = None,
+                 minutes: Optional[_builtins.float] = None,
+                 weeks: Optional[_builtins.float] = None):
+        """
+        :param _builtins.float days: Number of days to wait before deleting snapshot
+        :param _builtins.float hours: Number of hours to wait before deleting snapshot
+        :param _builtins.float minutes: Number of minutes to wait before deleting snapshot
+        :param _builtins.float weeks: Number of weeks to wait before deleting snapshot
+        """
+        if days is not None:
+            pulumi.set(__self__, "days", days)
+        if hours is not None:
+            pulumi.set(__self__, "hours", hours)
+        if minutes is not None:
+            pulumi.set(__self__, "minutes", minutes)
+        if weeks is not None:
+            pulumi.set(__self__, "weeks", weeks)
+
+    @_builtins.property
+    @pulumi.getter
+    def days(self) -> Optional[_builtins.float]:
+        """
+        Number of days to wait before deleting snapshot
+        """
+        return pulumi.get(self, "days")
+
+    @_builtins.property
+    @pulumi.getter
+    def hours(self) -> Optional[_builtins.float]:
+        """
+        Number of hours to wait before deleting snapshot
+        """
+        return pulumi.get(self, "hours")
+
+    @_builtins.property
+    @pulumi.getter
+    def minutes(self) -> Optional[_builtins.float]:
+        """
+        Number of minutes to wait before deleting snapshot
+        """
+        return pulumi.get(self, "minutes")
+
+    @_builtins.property
+    @pulumi.getter
+    def weeks(self) -> Optional[_builtins.float]:
+        """
+        Number of weeks to wait before deleting snapshot
+        """
+        return pulumi.get(self, "weeks")
+
+
+@pulumi.output_type
+class LifecyclepolicyVolume(dict):
+    def __init__(__self__, *,
+                 id: _builtins.str,
+                 name: Optional[_builtins.str] = None):
+        pulumi.set(__self__, "id", id)
+        if name is not None:
+            pulumi.set(__self__, "name", name)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "name")
+
+
+@pulumi.output_type
+class LoadbalancerListener(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "protocolPort":
+            suggest = "protocol_port"
+        elif key == "certificateChain":
+            suggest = "certificate_chain"
+        elif key == "insertXForwarded":
+            suggest = "insert_x_forwarded"
+        elif key == "privateKey":
+            suggest = "private_key"
+        elif key == "secretId":
+            suggest = "secret_id"
+        elif key == "sniSecretIds":
+            suggest = "sni_secret_ids"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LoadbalancerListener. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LoadbalancerListener.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LoadbalancerListener.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 protocol: _builtins.str,
+                 protocol_port: _builtins.float,
+                 certificate: Optional[_builtins.str] = None,
+                 certificate_chain: Optional[_builtins.str] = None,
+                 id: Optional[_builtins.str] = None,
+                 insert_x_forwarded: Optional[_builtins.bool] = None,
+                 private_key: Optional[_builtins.str] = None,
+                 secret_id: Optional[_builtins.str] = None,
+                 sni_secret_ids: Optional[Sequence[_builtins.str]] = None):
+        """
+        :param _builtins.str protocol: Available values are 'HTTP', 'HTTPS', 'TCP', 'UDP'
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "protocol", protocol)
+        pulumi.set(__self__, "protocol_port", protocol_port)
+        if certificate is not None:
+            pulumi.set(__self__, "certificate", certificate)
+        if certificate_chain is not None:
+            pulumi.set(__self__, "certificate_chain", certificate_chain)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if insert_x_forwarded is not None:
+            pulumi.set(__self__, "insert_x_forwarded", insert_x_forwarded)
+        if private_key is not None:
+            pulumi.set(__self__, "private_key", private_key)
+        if secret_id is not None:
+            pulumi.set(__self__, "secret_id", secret_id)
+        if sni_secret_ids is not None:
+            pulumi.set(__self__, "sni_secret_ids", sni_secret_ids)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        """
+        Available values are 'HTTP', 'HTTPS', 'TCP', 'UDP'
+        """
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter(name="protocolPort")
+    def protocol_port(self) -> _builtins.float:
+        return pulumi.get(self, "protocol_port")
+
+    @_builtins.property
+    @pulumi.getter
+    def certificate(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "certificate")
+
+    @_builtins.property
+    @pulumi.getter(name="certificateChain")
+    def certificate_chain(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "certificate_chain")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="insertXForwarded")
+    def insert_x_forwarded(self) -> Optional[_builtins.bool]:
+        return pulumi.get(self, "insert_x_forwarded")
+
+    @_builtins.property
+    @pulumi.getter(name="privateKey")
+    def private_key(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "private_key")
+
+    @_builtins.property
+    @pulumi.getter(name="secretId")
+    def secret_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "secret_id")
+
+    @_builtins.property
+    @pulumi.getter(name="sniSecretIds")
+    def sni_secret_ids(self) -> Optional[Sequence[_builtins.str]]:
+        return pulumi.get(self, "sni_secret_ids")
+
+
+@pulumi.output_type
+class LoadbalancerMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in LoadbalancerMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        LoadbalancerMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        LoadbalancerMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class LoadbalancerTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class Loadbalancerv2AdditionalVip(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Loadbalancerv2AdditionalVip. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Loadbalancerv2AdditionalVip.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Loadbalancerv2AdditionalVip.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class Loadbalancerv2MetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Loadbalancerv2MetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Loadbalancerv2MetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Loadbalancerv2MetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class Loadbalancerv2Timeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class Loadbalancerv2VrrpIp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in Loadbalancerv2VrrpIp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        Loadbalancerv2VrrpIp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        Loadbalancerv2VrrpIp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class NetworkMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in NetworkMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        NetworkMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        NetworkMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class PortAllowedAddressPairsAllowedAddressPair(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "macAddress":
+            suggest = "mac_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in PortAllowedAddressPairsAllowedAddressPair. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        PortAllowedAddressPairsAllowedAddressPair.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        PortAllowedAddressPairsAllowedAddressPair.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 mac_address: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str ip_address: IP address or subnet of the allowed address pair (e.g., 192.0.2.10/32).
+        :param _builtins.str mac_address: MAC address of the allowed address pair. If omitted, port's MAC address will be used.
+        """
+        pulumi.set(__self__, "ip_address", ip_address)
+        if mac_address is not None:
+            pulumi.set(__self__, "mac_address", mac_address)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        """
+        IP address or subnet of the allowed address pair (e.g., 192.0.2.10/32).
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="macAddress")
+    def mac_address(self) -> Optional[_builtins.str]:
+        """
+        MAC address of the allowed address pair. If omitted, port's MAC address will be used.
+        """
+        return pulumi.get(self, "mac_address")
+
+
+@pulumi.output_type
+class PostgresClusterDatabase(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 owner: _builtins.str,
+                 size: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str name: Database name.
+        :param _builtins.str owner: Owner of the database. Must be one of the users defined in the <span pulumi-lang-nodejs="`users`" pulumi-lang-dotnet="`Users`" pulumi-lang-go="`users`" pulumi-lang-python="`users`" pulumi-lang-yaml="`users`" pulumi-lang-java="`users`">`users`</span> block.
+        :param _builtins.float size: Size of the database in MiB.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "owner", owner)
+        if size is not None:
+            pulumi.set(__self__, "size", size)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        Database name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> _builtins.str:
+        """
+        Owner of the database. Must be one of the users defined in the <span pulumi-lang-nodejs="`users`" pulumi-lang-dotnet="`Users`" pulumi-lang-go="`users`" pulumi-lang-python="`users`" pulumi-lang-yaml="`users`" pulumi-lang-java="`users`">`users`</span> block.
+        """
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> Optional[_builtins.float]:
+        """
+        Size of the database in MiB.
+        """
+        return pulumi.get(self, "size")
+
+
+@pulumi.output_type
+class PostgresClusterFlavor(dict):
+    def __init__(__self__, *,
+                 cpu: _builtins.float,
+                 memory: _builtins.float):
+        """
+        :param _builtins.float cpu: Number of CPU cores.
+        :param _builtins.float memory: Amount of RAM in GiB.
+        """
+        pulumi.set(__self__, "cpu", cpu)
+        pulumi.set(__self__, "memory", memory)
+
+    @_builtins.property
+    @pulumi.getter
+    def cpu(self) -> _builtins.float:
+        """
+        Number of CPU cores.
+        """
+        return pulumi.get(self, "cpu")
+
+    @_builtins.property
+    @pulumi.getter
+    def memory(self) -> _builtins.float:
+        """
+        Amount of RAM in GiB.
+        """
+        return pulumi.get(self, "memory")
+
+
+@pulumi.output_type
+class PostgresClusterNetwork(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "connectionString":
+            suggest = "connection_string"
+        elif key == "networkType":
+            suggest = "network_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in PostgresClusterNetwork. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        PostgresClusterNetwork.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        PostgresClusterNetwork.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 acls: Sequence[_builtins.str],
+                 connection_string: Optional[_builtins.str] = None,
+                 host: Optional[_builtins.str] = None,
+                 network_type: Optional[_builtins.str] = None):
+        """
+        :param Sequence[_builtins.str] acls: List of IP addresses or CIDR blocks allowed to access the cluster.
+        :param _builtins.str connection_string: Connection string for the cluster.
+        :param _builtins.str host: Host address for the cluster.
+        :param _builtins.str network_type: Network type. Currently, only <span pulumi-lang-nodejs="`public`" pulumi-lang-dotnet="`Public`" pulumi-lang-go="`public`" pulumi-lang-python="`public`" pulumi-lang-yaml="`public`" pulumi-lang-java="`public`">`public`</span> is supported.
+        """
+        pulumi.set(__self__, "acls", acls)
+        if connection_string is not None:
+            pulumi.set(__self__, "connection_string", connection_string)
+        if host is not None:
+            pulumi.set(__self__, "host", host)
+        if network_type is not None:
+            pulumi.set(__self__, "network_type", network_type)
+
+    @_builtins.property
+    @pulumi.getter
+    def acls(self) -> Sequence[_builtins.str]:
+        """
+        List of IP addresses or CIDR blocks allowed to access the cluster.
+        """
+        return pulumi.get(self, "acls")
+
+    @_builtins.property
+    @pulumi.getter(name="connectionString")
+    def connection_string(self) -> Optional[_builtins.str]:
+        """
+        Connection string for the cluster.
+        """
+        return pulumi.get(self, "connection_string")
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> Optional[_builtins.str]:
+        """
+        Host address for the cluster.
+        """
+        return pulumi.get(self, "host")
+
+    @_builtins.property
+    @pulumi.getter(name="networkType")
+    def network_type(self) -> Optional[_builtins.str]:
+        """
+        Network type. Currently, only <span pulumi-lang-nodejs="`public`" pulumi-lang-dotnet="`Public`" pulumi-lang-go="`public`" pulumi-lang-python="`public`" pulumi-lang-yaml="`public`" pulumi-lang-java="`public`">`public`</span> is supported.
+        """
+        return pulumi.get(self, "network_type")
+
+
+@pulumi.output_type
+class PostgresClusterPgConfig(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "pgConf":
+            suggest = "pg_conf"
+        elif key == "poolerMode":
+            suggest = "pooler_mode"
+        elif key == "poolerType":
+            suggest = "pooler_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in PostgresClusterPgConfig. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        PostgresClusterPgConfig.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        PostgresClusterPgConfig.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 version: _builtins.str,
+                 pg_conf: Optional[_builtins.str] = None,
+                 pooler_mode: Optional[_builtins.str] = None,
+                 pooler_type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str version: PostgreSQL version. Possible values are <span pulumi-lang-nodejs="`13`" pulumi-lang-dotnet="`13`" pulumi-lang-go="`13`" pulumi-lang-python="`13`" pulumi-lang-yaml="`13`" pulumi-lang-java="`13`">`13`</span>, <span pulumi-lang-nodejs="`14`" pulumi-lang-dotnet="`14`" pulumi-lang-go="`14`" pulumi-lang-python="`14`" pulumi-lang-yaml="`14`" pulumi-lang-java="`14`">`14`</span>, and <span pulumi-lang-nodejs="`15`" pulumi-lang-dotnet="`15`" pulumi-lang-go="`15`" pulumi-lang-python="`15`" pulumi-lang-yaml="`15`" pulumi-lang-java="`15`">`15`</span>.
+        :param _builtins.str pg_conf: PostgreSQL configuration in `key=value` format, one per line.
+        :param _builtins.str pooler_mode: Connection pooler mode. Possible values are <span pulumi-lang-nodejs="`session`" pulumi-lang-dotnet="`Session`" pulumi-lang-go="`session`" pulumi-lang-python="`session`" pulumi-lang-yaml="`session`" pulumi-lang-java="`session`">`session`</span>, <span pulumi-lang-nodejs="`transaction`" pulumi-lang-dotnet="`Transaction`" pulumi-lang-go="`transaction`" pulumi-lang-python="`transaction`" pulumi-lang-yaml="`transaction`" pulumi-lang-java="`transaction`">`transaction`</span>, and <span pulumi-lang-nodejs="`statement`" pulumi-lang-dotnet="`Statement`" pulumi-lang-go="`statement`" pulumi-lang-python="`statement`" pulumi-lang-yaml="`statement`" pulumi-lang-java="`statement`">`statement`</span>. If not set, connection pooler is not enabled.
+        :param _builtins.str pooler_type: Connection pooler type. Currently, only <span pulumi-lang-nodejs="`pgbouncer`" pulumi-lang-dotnet="`Pgbouncer`" pulumi-lang-go="`pgbouncer`" pulumi-lang-python="`pgbouncer`" pulumi-lang-yaml="`pgbouncer`" pulumi-lang-java="`pgbouncer`">`pgbouncer`</span> is supported.
+        """
+        pulumi.set(__self__, "version", version)
+        if pg_conf is not None:
+            pulumi.set(__self__, "pg_conf", pg_conf)
+        if pooler_mode is not None:
+            pulumi.set(__self__, "pooler_mode", pooler_mode)
+        if pooler_type is not None:
+            pulumi.set(__self__, "pooler_type", pooler_type)
+
+    @_builtins.property
+    @pulumi.getter
+    def version(self) -> _builtins.str:
+        """
+        PostgreSQL version. Possible values are <span pulumi-lang-nodejs="`13`" pulumi-lang-dotnet="`13`" pulumi-lang-go="`13`" pulumi-lang-python="`13`" pulumi-lang-yaml="`13`" pulumi-lang-java="`13`">`13`</span>, <span pulumi-lang-nodejs="`14`" pulumi-lang-dotnet="`14`" pulumi-lang-go="`14`" pulumi-lang-python="`14`" pulumi-lang-yaml="`14`" pulumi-lang-java="`14`">`14`</span>, and <span pulumi-lang-nodejs="`15`" pulumi-lang-dotnet="`15`" pulumi-lang-go="`15`" pulumi-lang-python="`15`" pulumi-lang-yaml="`15`" pulumi-lang-java="`15`">`15`</span>.
+        """
+        return pulumi.get(self, "version")
+
+    @_builtins.property
+    @pulumi.getter(name="pgConf")
+    def pg_conf(self) -> Optional[_builtins.str]:
+        """
+        PostgreSQL configuration in `key=value` format, one per line.
+        """
+        return pulumi.get(self, "pg_conf")
+
+    @_builtins.property
+    @pulumi.getter(name="poolerMode")
+    def pooler_mode(self) -> Optional[_builtins.str]:
+        """
+        Connection pooler mode. Possible values are <span pulumi-lang-nodejs="`session`" pulumi-lang-dotnet="`Session`" pulumi-lang-go="`session`" pulumi-lang-python="`session`" pulumi-lang-yaml="`session`" pulumi-lang-java="`session`">`session`</span>, <span pulumi-lang-nodejs="`transaction`" pulumi-lang-dotnet="`Transaction`" pulumi-lang-go="`transaction`" pulumi-lang-python="`transaction`" pulumi-lang-yaml="`transaction`" pulumi-lang-java="`transaction`">`transaction`</span>, and <span pulumi-lang-nodejs="`statement`" pulumi-lang-dotnet="`Statement`" pulumi-lang-go="`statement`" pulumi-lang-python="`statement`" pulumi-lang-yaml="`statement`" pulumi-lang-java="`statement`">`statement`</span>. If not set, connection pooler is not enabled.
+        """
+        return pulumi.get(self, "pooler_mode")
+
+    @_builtins.property
+    @pulumi.getter(name="poolerType")
+    def pooler_type(self) -> Optional[_builtins.str]:
+        """
+        Connection pooler type. Currently, only <span pulumi-lang-nodejs="`pgbouncer`" pulumi-lang-dotnet="`Pgbouncer`" pulumi-lang-go="`pgbouncer`" pulumi-lang-python="`pgbouncer`" pulumi-lang-yaml="`pgbouncer`" pulumi-lang-java="`pgbouncer`">`pgbouncer`</span> is supported.
+        """
+        return pulumi.get(self, "pooler_type")
+
+
+@pulumi.output_type
+class PostgresClusterStorage(dict):
+    def __init__(__self__, *,
+                 size: _builtins.float,
+                 type: _builtins.str):
+        """
+        :param _builtins.float size: Storage size in GiB. Must be between 1 and 100.
+        :param _builtins.str type: Storage type.
+        """
+        pulumi.set(__self__, "size", size)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> _builtins.float:
+        """
+        Storage size in GiB. Must be between 1 and 100.
+        """
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        Storage type.
+        """
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class PostgresClusterTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 update: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if update is not None:
+            pulumi.set(__self__, "update", update)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def update(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "update")
+
+
+@pulumi.output_type
+class PostgresClusterUser(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "roleAttributes":
+            suggest = "role_attributes"
+        elif key == "isSecretRevealed":
+            suggest = "is_secret_revealed"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in PostgresClusterUser. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        PostgresClusterUser.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        PostgresClusterUser.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 role_attributes: Sequence[_builtins.str],
+                 is_secret_revealed: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str name: User name.
+        :param Sequence[_builtins.str] role_attributes: List of role attributes. Possible values are: BYPASSRLS, CREATEROLE, CREATEDB, INHERIT, LOGIN, NOLOGIN.
+        :param _builtins.bool is_secret_revealed: Whether the password for the default <span pulumi-lang-nodejs="`postgres`" pulumi-lang-dotnet="`Postgres`" pulumi-lang-go="`postgres`" pulumi-lang-python="`postgres`" pulumi-lang-yaml="`postgres`" pulumi-lang-java="`postgres`">`postgres`</span> user is revealed.
+        """
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "role_attributes", role_attributes)
+        if is_secret_revealed is not None:
+            pulumi.set(__self__, "is_secret_revealed", is_secret_revealed)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        """
+        User name.
+        """
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="roleAttributes")
+    def role_attributes(self) -> Sequence[_builtins.str]:
+        """
+        List of role attributes. Possible values are: BYPASSRLS, CREATEROLE, CREATEDB, INHERIT, LOGIN, NOLOGIN.
+        """
+        return pulumi.get(self, "role_attributes")
+
+    @_builtins.property
+    @pulumi.getter(name="isSecretRevealed")
+    def is_secret_revealed(self) -> Optional[_builtins.bool]:
+        """
+        Whether the password for the default <span pulumi-lang-nodejs="`postgres`" pulumi-lang-dotnet="`Postgres`" pulumi-lang-go="`postgres`" pulumi-lang-python="`postgres`" pulumi-lang-yaml="`postgres`" pulumi-lang-java="`postgres`">`postgres`</span> user is revealed.
+        """
+        return pulumi.get(self, "is_secret_revealed")
+
+
+@pulumi.output_type
+class ReservedfixedipAllowedAddressPair(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "macAddress":
+            suggest = "mac_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ReservedfixedipAllowedAddressPair. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ReservedfixedipAllowedAddressPair.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ReservedfixedipAllowedAddressPair.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: Optional[_builtins.str] = None,
+                 mac_address: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str ip_address: IPv4 or IPv6 address.
+        :param _builtins.str mac_address: MAC address.
+        """
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if mac_address is not None:
+            pulumi.set(__self__, "mac_address", mac_address)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        """
+        IPv4 or IPv6 address.
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="macAddress")
+    def mac_address(self) -> Optional[_builtins.str]:
+        """
+        MAC address.
+        """
+        return pulumi.get(self, "mac_address")
+
+
+@pulumi.output_type
+class RouterExternalGatewayInfo(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "enableSnat":
+            suggest = "enable_snat"
+        elif key == "externalFixedIps":
+            suggest = "external_fixed_ips"
+        elif key == "networkId":
+            suggest = "network_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in RouterExternalGatewayInfo. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        RouterExternalGatewayInfo.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        RouterExternalGatewayInfo.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 enable_snat: Optional[_builtins.bool] = None,
+                 external_fixed_ips: Optional[Sequence['outputs.RouterExternalGatewayInfoExternalFixedIp']] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 type: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enable_snat: Whether SNAT (Source Network Address Translation) is enabled on the external gateway.
+        :param Sequence['RouterExternalGatewayInfoExternalFixedIpArgs'] external_fixed_ips: List of external fixed IPs assigned to the router's gateway.
+        :param _builtins.str network_id: Id of the external network
+        :param _builtins.str type: Must be 'manual' or 'default'
+        """
+        if enable_snat is not None:
+            pulumi.set(__self__, "enable_snat", enable_snat)
+        if external_fixed_ips is not None:
+            pulumi.set(__self__, "external_fixed_ips", external_fixed_ips)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if type is not None:
+            pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="enableSnat")
+    def enable_snat(self) -> Optional[_builtins.bool]:
+        """
+        Whether SNAT (Source Network Address Translation) is enabled on the external gateway.
+        """
+        return pulumi.get(self, "enable_snat")
+
+    @_builtins.property
+    @pulumi.getter(name="externalFixedIps")
+    def external_fixed_ips(self) -> Optional[Sequence['outputs.RouterExternalGatewayInfoExternalFixedIp']]:
+        """
+        List of external fixed IPs assigned to the router's gateway.
+        """
+        return pulumi.get(self, "external_fixed_ips")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        Id of the external network
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> Optional[_builtins.str]:
+        """
+        Must be 'manual' or 'default'
+        """
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class RouterExternalGatewayInfoExternalFixedIp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "subnetId":
+            suggest = "subnet_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in RouterExternalGatewayInfoExternalFixedIp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        RouterExternalGatewayInfoExternalFixedIp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        RouterExternalGatewayInfoExternalFixedIp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class RouterInterface(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "subnetId":
+            suggest = "subnet_id"
+        elif key == "ipAddress":
+            suggest = "ip_address"
+        elif key == "macAddress":
+            suggest = "mac_address"
+        elif key == "networkId":
+            suggest = "network_id"
+        elif key == "portId":
+            suggest = "port_id"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in RouterInterface. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        RouterInterface.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        RouterInterface.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 subnet_id: _builtins.str,
+                 type: _builtins.str,
+                 ip_address: Optional[_builtins.str] = None,
+                 mac_address: Optional[_builtins.str] = None,
+                 network_id: Optional[_builtins.str] = None,
+                 port_id: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str subnet_id: Subnet for router interface must have a gateway IP
+        :param _builtins.str type: must be 'subnet'
+        :param _builtins.str ip_address: The IP address assigned to the router interface.
+        :param _builtins.str mac_address: The MAC address of the router interface.
+        :param _builtins.str network_id: The network ID the interface is connected to.
+        :param _builtins.str port_id: The port ID of the router interface.
+        """
+        pulumi.set(__self__, "subnet_id", subnet_id)
+        pulumi.set(__self__, "type", type)
+        if ip_address is not None:
+            pulumi.set(__self__, "ip_address", ip_address)
+        if mac_address is not None:
+            pulumi.set(__self__, "mac_address", mac_address)
+        if network_id is not None:
+            pulumi.set(__self__, "network_id", network_id)
+        if port_id is not None:
+            pulumi.set(__self__, "port_id", port_id)
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        """
+        Subnet for router interface must have a gateway IP
+        """
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        """
+        must be 'subnet'
+        """
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> Optional[_builtins.str]:
+        """
+        The IP address assigned to the router interface.
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="macAddress")
+    def mac_address(self) -> Optional[_builtins.str]:
+        """
+        The MAC address of the router interface.
+        """
+        return pulumi.get(self, "mac_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> Optional[_builtins.str]:
+        """
+        The network ID the interface is connected to.
+        """
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> Optional[_builtins.str]:
+        """
+        The port ID of the router interface.
+        """
+        return pulumi.get(self, "port_id")
+
+
+@pulumi.output_type
+class RouterRoute(dict):
+    def __init__(__self__, *,
+                 destination: _builtins.str,
+                 nexthop: _builtins.str):
+        """
+        :param _builtins.str destination: The CIDR of the destination network.
+        :param _builtins.str nexthop: IPv4 address to forward traffic to if it's destination IP matches 'destination' CIDR
+        """
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "nexthop", nexthop)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> _builtins.str:
+        """
+        The CIDR of the destination network.
+        """
+        return pulumi.get(self, "destination")
+
+    @_builtins.property
+    @pulumi.getter
+    def nexthop(self) -> _builtins.str:
+        """
+        IPv4 address to forward traffic to if it's destination IP matches 'destination' CIDR
+        """
+        return pulumi.get(self, "nexthop")
+
+
+@pulumi.output_type
+class SecuritygroupMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SecuritygroupMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SecuritygroupMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SecuritygroupMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class SecuritygroupSecurityGroupRule(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "createdAt":
+            suggest = "created_at"
+        elif key == "portRangeMax":
+            suggest = "port_range_max"
+        elif key == "portRangeMin":
+            suggest = "port_range_min"
+        elif key == "remoteGroupId":
+            suggest = "remote_group_id"
+        elif key == "remoteIpPrefix":
+            suggest = "remote_ip_prefix"
+        elif key == "updatedAt":
+            suggest = "updated_at"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SecuritygroupSecurityGroupRule. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SecuritygroupSecurityGroupRule.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SecuritygroupSecurityGroupRule.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 direction: _builtins.str,
+                 ethertype: _builtins.str,
+                 protocol: _builtins.str,
+                 created_at: Optional[_builtins.str] = None,
+                 description: Optional[_builtins.str] = None,
+                 id: Optional[_builtins.str] = None,
+                 port_range_max: Optional[_builtins.float] = None,
+                 port_range_min: Optional[_builtins.float] = None,
+                 remote_group_id: Optional[_builtins.str] = None,
+                 remote_ip_prefix: Optional[_builtins.str] = None,
+                 updated_at: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str direction: Available value is 'ingress', 'egress'
+        :param _builtins.str ethertype: Available value is 'IPv4', 'IPv6'
+        :param _builtins.str protocol: Available value is udp,tcp,any,ipv6-icmp,ipv6-route,ipv6-opts,ipv6-nonxt,ipv6-frag,ipv6-encap,icmp,ah,dccp,egp,esp,gre,igmp,ospf,pgm,rsvp,sctp,udplite,vrrp,51,50,112,0,4,ipip,ipencap
+        """
+        pulumi.set(__self__, "direction", direction)
+        pulumi.set(__self__, "ethertype", ethertype)
+        pulumi.set(__self__, "protocol", protocol)
+        if created_at is not None:
+            pulumi.set(__self__, "created_at", created_at)
+        if description is not None:
+            pulumi.set(__self__, "description", description)
+        if id is not None:
+            pulumi.set(__self__, "id", id)
+        if port_range_max is not None:
+            pulumi.set(__self__, "port_range_max", port_range_max)
+        if port_range_min is not None:
+            pulumi.set(__self__, "port_range_min", port_range_min)
+        if remote_group_id is not None:
+            pulumi.set(__self__, "remote_group_id", remote_group_id)
+        if remote_ip_prefix is not None:
+            pulumi.set(__self__, "remote_ip_prefix", remote_ip_prefix)
+        if updated_at is not None:
+            pulumi.set(__self__, "updated_at", updated_at)
+
+    @_builtins.property
+    @pulumi.getter
+    def direction(self) -> _builtins.str:
+        """
+        Available value is 'ingress', 'egress'
+        """
+        return pulumi.get(self, "direction")
+
+    @_builtins.property
+    @pulumi.getter
+    def ethertype(self) -> _builtins.str:
+        """
+        Available value is 'IPv4', 'IPv6'
+        """
+        return pulumi.get(self, "ethertype")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        """
+        Available value is udp,tcp,any,ipv6-icmp,ipv6-route,ipv6-opts,ipv6-nonxt,ipv6-frag,ipv6-encap,icmp,ah,dccp,egp,esp,gre,igmp,ospf,pgm,rsvp,sctp,udplite,vrrp,51,50,112,0,4,ipip,ipencap
+        """
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="portRangeMax")
+    def port_range_max(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "port_range_max")
+
+    @_builtins.property
+    @pulumi.getter(name="portRangeMin")
+    def port_range_min(self) -> Optional[_builtins.float]:
+        return pulumi.get(self, "port_range_min")
+
+    @_builtins.property
+    @pulumi.getter(name="remoteGroupId")
+    def remote_group_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "remote_group_id")
+
+    @_builtins.property
+    @pulumi.getter(name="remoteIpPrefix")
+    def remote_ip_prefix(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "remote_ip_prefix")
+
+    @_builtins.property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "updated_at")
+
+
+@pulumi.output_type
+class ServergroupInstance(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "instanceId":
+            suggest = "instance_id"
+        elif key == "instanceName":
+            suggest = "instance_name"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in ServergroupInstance. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        ServergroupInstance.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        ServergroupInstance.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 instance_id: Optional[_builtins.str] = None,
+                 instance_name: Optional[_builtins.str] = None):
+        if instance_id is not None:
+            pulumi.set(__self__, "instance_id", instance_id)
+        if instance_name is not None:
+            pulumi.set(__self__, "instance_name", instance_name)
+
+    @_builtins.property
+    @pulumi.getter(name="instanceId")
+    def instance_id(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "instance_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "instance_name")
+
+
+@pulumi.output_type
+class SubnetHostRoute(dict):
+    def __init__(__self__, *,
+                 destination: _builtins.str,
+                 nexthop: _builtins.str):
+        """
+        :param _builtins.str destination: Classless Inter-Domain Routing, can be IPv4 or IPv6.
+        :param _builtins.str nexthop: IPv4 address to forward traffic to if it's destination IP matches 'destination' CIDR
+        """
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "nexthop", nexthop)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> _builtins.str:
+        """
+        Classless Inter-Domain Routing, can be IPv4 or IPv6.
+        """
+        return pulumi.get(self, "destination")
+
+    @_builtins.property
+    @pulumi.getter
+    def nexthop(self) -> _builtins.str:
+        """
+        IPv4 address to forward traffic to if it's destination IP matches 'destination' CIDR
+        """
+        return pulumi.get(self, "nexthop")
+
+
+@pulumi.output_type
+class SubnetMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in SubnetMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        SubnetMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        SubnetMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class SubnetTimeouts(dict):
+    def __init__(__self__, *,
+                 create: Optional[_builtins.str] = None,
+                 delete: Optional[_builtins.str] = None):
+        if create is not None:
+            pulumi.set(__self__, "create", create)
+        if delete is not None:
+            pulumi.set(__self__, "delete", delete)
+
+    @_builtins.property
+    @pulumi.getter
+    def create(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "create")
+
+    @_builtins.property
+    @pulumi.getter
+    def delete(self) -> Optional[_builtins.str]:
+        return pulumi.get(self, "delete")
+
+
+@pulumi.output_type
+class VolumeMetadataReadOnly(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "readOnly":
+            suggest = "read_only"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in VolumeMetadataReadOnly. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        VolumeMetadataReadOnly.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        VolumeMetadataReadOnly.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class WaapAdvancedRuleAction(dict):
+    def __init__(__self__, *,
+                 allow: Optional[_builtins.bool] = None,
+                 block: Optional['outputs.WaapAdvancedRuleActionBlock'] = None,
+                 captcha: Optional[_builtins.bool] = None,
+                 handshake: Optional[_builtins.bool] = None,
+                 monitor: Optional[_builtins.bool] = None,
+                 tag: Optional['outputs.WaapAdvancedRuleActionTag'] = None):
+        """
+        :param _builtins.bool allow: The WAAP allows the request.
+        :param 'WaapAdvancedRuleActionBlockArgs' block: The WAAP blocks the request.
+        :param _builtins.bool captcha: The WAAP requires the user to solve a CAPTCHA challenge.
+        :param _builtins.bool handshake: The WAAP performs automatic browser validation.
+        :param _builtins.bool monitor: The WAAP monitors the request but took no action.
+        :param 'WaapAdvancedRuleActionTagArgs' tag: The WAAP tags the request.
+        """
+        if allow is not None:
+            pulumi.set(__self__, "allow", allow)
+        if block is not None:
+            pulumi.set(__self__, "block", block)
+        if captcha is not None:
+            pulumi.set(__self__, "captcha", captcha)
+        if handshake is not None:
+            pulumi.set(__self__, "handshake", handshake)
+        if monitor is not None:
+            pulumi.set(__self__, "monitor", monitor)
+        if tag is not None:
+            pulumi.set(__self__, "tag", tag)
+
+    @_builtins.property
+    @pulumi.getter
+    def allow(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP allows the request.
+        """
+        return pulumi.get(self, "allow")
+
+    @_builtins.property
+    @pulumi.getter
+    def block(self) -> Optional['outputs.WaapAdvancedRuleActionBlock']:
+        """
+        The WAAP blocks the request.
+        """
+        return pulumi.get(self, "block")
+
+    @_builtins.property
+    @pulumi.getter
+    def captcha(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP requires the user to solve a CAPTCHA challenge.
+        """
+        return pulumi.get(self, "captcha")
+
+    @_builtins.property
+    @pulumi.getter
+    def handshake(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP performs automatic browser validation.
+        """
+        return pulumi.get(self, "handshake")
+
+    @_builtins.property
+    @pulumi.getter
+    def monitor(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP monitors the request but took no action.
+        """
+        return pulumi.get(self, "monitor")
+
+    @_builtins.property
+    @pulumi.getter
+    def tag(self) -> Optional['outputs.WaapAdvancedRuleActionTag']:
+        """
+        The WAAP tags the request.
+        """
+        return pulumi.get(self, "tag")
+
+
+@pulumi.output_type
+class WaapAdvancedRuleActionBlock(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "actionDuration":
+            suggest = "action_duration"
+        elif key == "statusCode":
+            suggest = "status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapAdvancedRuleActionBlock. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapAdvancedRuleActionBlock.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapAdvancedRuleActionBlock.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action_duration: Optional[_builtins.str] = None,
+                 status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action_duration: How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        :param _builtins.float status_code: A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        if action_duration is not None:
+            pulumi.set(__self__, "action_duration", action_duration)
+        if status_code is not None:
+            pulumi.set(__self__, "status_code", status_code)
+
+    @_builtins.property
+    @pulumi.getter(name="actionDuration")
+    def action_duration(self) -> Optional[_builtins.str]:
+        """
+        How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        """
+        return pulumi.get(self, "action_duration")
+
+    @_builtins.property
+    @pulumi.getter(name="statusCode")
+    def status_code(self) -> Optional[_builtins.float]:
+        """
+        A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        return pulumi.get(self, "status_code")
+
+
+@pulumi.output_type
+class WaapAdvancedRuleActionTag(dict):
+    def __init__(__self__, *,
+                 tags: Sequence[_builtins.str]):
+        """
+        :param Sequence[_builtins.str] tags: The list of user defined tags to tag the request with.
+        """
+        pulumi.set(__self__, "tags", tags)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Sequence[_builtins.str]:
+        """
+        The list of user defined tags to tag the request with.
+        """
+        return pulumi.get(self, "tags")
+
+
+@pulumi.output_type
+class WaapCustomPageSetBlock(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 header: Optional[_builtins.str] = None,
+                 logo: Optional[_builtins.str] = None,
+                 text: Optional[_builtins.str] = None,
+                 title: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str logo: A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        :param _builtins.str text: The text to display in the body of the custom page.
+        :param _builtins.str title: The text to display in the title of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if logo is not None:
+            pulumi.set(__self__, "logo", logo)
+        if text is not None:
+            pulumi.set(__self__, "text", text)
+        if title is not None:
+            pulumi.set(__self__, "title", title)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def logo(self) -> Optional[_builtins.str]:
+        """
+        A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        """
+        return pulumi.get(self, "logo")
+
+    @_builtins.property
+    @pulumi.getter
+    def text(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the body of the custom page.
+        """
+        return pulumi.get(self, "text")
+
+    @_builtins.property
+    @pulumi.getter
+    def title(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the title of the custom page.
+        """
+        return pulumi.get(self, "title")
+
+
+@pulumi.output_type
+class WaapCustomPageSetBlockCsrf(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 header: Optional[_builtins.str] = None,
+                 logo: Optional[_builtins.str] = None,
+                 text: Optional[_builtins.str] = None,
+                 title: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str logo: A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        :param _builtins.str text: The text to display in the body of the custom page.
+        :param _builtins.str title: The text to display in the title of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if logo is not None:
+            pulumi.set(__self__, "logo", logo)
+        if text is not None:
+            pulumi.set(__self__, "text", text)
+        if title is not None:
+            pulumi.set(__self__, "title", title)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def logo(self) -> Optional[_builtins.str]:
+        """
+        A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        """
+        return pulumi.get(self, "logo")
+
+    @_builtins.property
+    @pulumi.getter
+    def text(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the body of the custom page.
+        """
+        return pulumi.get(self, "text")
+
+    @_builtins.property
+    @pulumi.getter
+    def title(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the title of the custom page.
+        """
+        return pulumi.get(self, "title")
+
+
+@pulumi.output_type
+class WaapCustomPageSetCaptcha(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 error: Optional[_builtins.str] = None,
+                 header: Optional[_builtins.str] = None,
+                 logo: Optional[_builtins.str] = None,
+                 text: Optional[_builtins.str] = None,
+                 title: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str error: Error message.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str logo: A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        :param _builtins.str text: The text to display in the body of the custom page.
+        :param _builtins.str title: The text to display in the title of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if error is not None:
+            pulumi.set(__self__, "error", error)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if logo is not None:
+            pulumi.set(__self__, "logo", logo)
+        if text is not None:
+            pulumi.set(__self__, "text", text)
+        if title is not None:
+            pulumi.set(__self__, "title", title)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def error(self) -> Optional[_builtins.str]:
+        """
+        Error message.
+        """
+        return pulumi.get(self, "error")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def logo(self) -> Optional[_builtins.str]:
+        """
+        A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        """
+        return pulumi.get(self, "logo")
+
+    @_builtins.property
+    @pulumi.getter
+    def text(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the body of the custom page.
+        """
+        return pulumi.get(self, "text")
+
+    @_builtins.property
+    @pulumi.getter
+    def title(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the title of the custom page.
+        """
+        return pulumi.get(self, "title")
+
+
+@pulumi.output_type
+class WaapCustomPageSetCookieDisabled(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 header: Optional[_builtins.str] = None,
+                 text: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str text: The text to display in the body of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if text is not None:
+            pulumi.set(__self__, "text", text)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def text(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the body of the custom page.
+        """
+        return pulumi.get(self, "text")
+
+
+@pulumi.output_type
+class WaapCustomPageSetHandshake(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 header: Optional[_builtins.str] = None,
+                 logo: Optional[_builtins.str] = None,
+                 title: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str logo: A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        :param _builtins.str title: The text to display in the title of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if logo is not None:
+            pulumi.set(__self__, "logo", logo)
+        if title is not None:
+            pulumi.set(__self__, "title", title)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def logo(self) -> Optional[_builtins.str]:
+        """
+        A base64 encoded image of the logo to present. Supported image types are JPEG, PNG and JPG, size is limited to width 450px, height 130px. This should be a base 64 encoding of the full HTML img tag compatible image, with the header included.
+        """
+        return pulumi.get(self, "logo")
+
+    @_builtins.property
+    @pulumi.getter
+    def title(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the title of the custom page.
+        """
+        return pulumi.get(self, "title")
+
+
+@pulumi.output_type
+class WaapCustomPageSetJavascriptDisabled(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 header: Optional[_builtins.str] = None,
+                 text: Optional[_builtins.str] = None):
+        """
+        :param _builtins.bool enabled: Indicates whether the custom custom page is active or inactive.
+        :param _builtins.str header: The text to display in the header of the custom page.
+        :param _builtins.str text: The text to display in the body of the custom page.
+        """
+        pulumi.set(__self__, "enabled", enabled)
+        if header is not None:
+            pulumi.set(__self__, "header", header)
+        if text is not None:
+            pulumi.set(__self__, "text", text)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        """
+        Indicates whether the custom custom page is active or inactive.
+        """
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the header of the custom page.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def text(self) -> Optional[_builtins.str]:
+        """
+        The text to display in the body of the custom page.
+        """
+        return pulumi.get(self, "text")
+
+
+@pulumi.output_type
+class WaapCustomRuleAction(dict):
+    def __init__(__self__, *,
+                 allow: Optional[_builtins.bool] = None,
+                 block: Optional['outputs.WaapCustomRuleActionBlock'] = None,
+                 captcha: Optional[_builtins.bool] = None,
+                 handshake: Optional[_builtins.bool] = None,
+                 monitor: Optional[_builtins.bool] = None,
+                 tag: Optional['outputs.WaapCustomRuleActionTag'] = None):
+        """
+        :param _builtins.bool allow: The WAAP allows the request.
+        :param 'WaapCustomRuleActionBlockArgs' block: The WAAP blocks the request.
+        :param _builtins.bool captcha: The WAAP requires the user to solve a CAPTCHA challenge.
+        :param _builtins.bool handshake: The WAAP performs automatic browser validation.
+        :param _builtins.bool monitor: The WAAP monitors the request but took no action.
+        :param 'WaapCustomRuleActionTagArgs' tag: The WAAP tags the request.
+        """
+        if allow is not None:
+            pulumi.set(__self__, "allow", allow)
+        if block is not None:
+            pulumi.set(__self__, "block", block)
+        if captcha is not None:
+            pulumi.set(__self__, "captcha", captcha)
+        if handshake is not None:
+            pulumi.set(__self__, "handshake", handshake)
+        if monitor is not None:
+            pulumi.set(__self__, "monitor", monitor)
+        if tag is not None:
+            pulumi.set(__self__, "tag", tag)
+
+    @_builtins.property
+    @pulumi.getter
+    def allow(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP allows the request.
+        """
+        return pulumi.get(self, "allow")
+
+    @_builtins.property
+    @pulumi.getter
+    def block(self) -> Optional['outputs.WaapCustomRuleActionBlock']:
+        """
+        The WAAP blocks the request.
+        """
+        return pulumi.get(self, "block")
+
+    @_builtins.property
+    @pulumi.getter
+    def captcha(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP requires the user to solve a CAPTCHA challenge.
+        """
+        return pulumi.get(self, "captcha")
+
+    @_builtins.property
+    @pulumi.getter
+    def handshake(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP performs automatic browser validation.
+        """
+        return pulumi.get(self, "handshake")
+
+    @_builtins.property
+    @pulumi.getter
+    def monitor(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP monitors the request but took no action.
+        """
+        return pulumi.get(self, "monitor")
+
+    @_builtins.property
+    @pulumi.getter
+    def tag(self) -> Optional['outputs.WaapCustomRuleActionTag']:
+        """
+        The WAAP tags the request.
+        """
+        return pulumi.get(self, "tag")
+
+
+@pulumi.output_type
+class WaapCustomRuleActionBlock(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "actionDuration":
+            suggest = "action_duration"
+        elif key == "statusCode":
+            suggest = "status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleActionBlock. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleActionBlock.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleActionBlock.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action_duration: Optional[_builtins.str] = None,
+                 status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action_duration: How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        :param _builtins.float status_code: A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        if action_duration is not None:
+            pulumi.set(__self__, "action_duration", action_duration)
+        if status_code is not None:
+            pulumi.set(__self__, "status_code", status_code)
+
+    @_builtins.property
+    @pulumi.getter(name="actionDuration")
+    def action_duration(self) -> Optional[_builtins.str]:
+        """
+        How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        """
+        return pulumi.get(self, "action_duration")
+
+    @_builtins.property
+    @pulumi.getter(name="statusCode")
+    def status_code(self) -> Optional[_builtins.float]:
+        """
+        A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        return pulumi.get(self, "status_code")
+
+
+@pulumi.output_type
+class WaapCustomRuleActionTag(dict):
+    def __init__(__self__, *,
+                 tags: Sequence[_builtins.str]):
+        """
+        :param Sequence[_builtins.str] tags: The list of user defined tags to tag the request with.
+        """
+        pulumi.set(__self__, "tags", tags)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Sequence[_builtins.str]:
+        """
+        The list of user defined tags to tag the request with.
+        """
+        return pulumi.get(self, "tags")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditions(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "contentTypes":
+            suggest = "content_types"
+        elif key == "fileExtensions":
+            suggest = "file_extensions"
+        elif key == "headerExists":
+            suggest = "header_exists"
+        elif key == "httpMethods":
+            suggest = "http_methods"
+        elif key == "ipRanges":
+            suggest = "ip_ranges"
+        elif key == "ownerTypes":
+            suggest = "owner_types"
+        elif key == "requestRates":
+            suggest = "request_rates"
+        elif key == "responseHeaderExists":
+            suggest = "response_header_exists"
+        elif key == "responseHeaders":
+            suggest = "response_headers"
+        elif key == "sessionRequestCounts":
+            suggest = "session_request_counts"
+        elif key == "userAgents":
+            suggest = "user_agents"
+        elif key == "userDefinedTags":
+            suggest = "user_defined_tags"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditions. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditions.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditions.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 content_types: Optional[Sequence['outputs.WaapCustomRuleConditionsContentType']] = None,
+                 countries: Optional[Sequence['outputs.WaapCustomRuleConditionsCountry']] = None,
+                 file_extensions: Optional[Sequence['outputs.WaapCustomRuleConditionsFileExtension']] = None,
+                 header_exists: Optional[Sequence['outputs.WaapCustomRuleConditionsHeaderExist']] = None,
+                 headers: Optional[Sequence['outputs.WaapCustomRuleConditionsHeader']] = None,
+                 http_methods: Optional[Sequence['outputs.WaapCustomRuleConditionsHttpMethod']] = None,
+                 ip_ranges: Optional[Sequence['outputs.WaapCustomRuleConditionsIpRange']] = None,
+                 ips: Optional[Sequence['outputs.WaapCustomRuleConditionsIp']] = None,
+                 organizations: Optional[Sequence['outputs.WaapCustomRuleConditionsOrganization']] = None,
+                 owner_types: Optional[Sequence['outputs.WaapCustomRuleConditionsOwnerType']] = None,
+                 request_rates: Optional[Sequence['outputs.WaapCustomRuleConditionsRequestRate']] = None,
+                 response_header_exists: Optional[Sequence['outputs.WaapCustomRuleConditionsResponseHeaderExist']] = None,
+                 response_headers: Optional[Sequence['outputs.WaapCustomRuleConditionsResponseHeader']] = None,
+                 session_request_counts: Optional[Sequence['outputs.WaapCustomRuleConditionsSessionRequestCount']] = None,
+                 tags: Optional[Sequence['outputs.WaapCustomRuleConditionsTag']] = None,
+                 urls: Optional[Sequence['outputs.WaapCustomRuleConditionsUrl']] = None,
+                 user_agents: Optional[Sequence['outputs.WaapCustomRuleConditionsUserAgent']] = None,
+                 user_defined_tags: Optional[Sequence['outputs.WaapCustomRuleConditionsUserDefinedTag']] = None):
+        """
+        :param Sequence['WaapCustomRuleConditionsContentTypeArgs'] content_types: Content type condition. This condition matches the content type of the request.
+        :param Sequence['WaapCustomRuleConditionsCountryArgs'] countries: Country condition. This condition matches the country of the request based on the source IP address.
+        :param Sequence['WaapCustomRuleConditionsFileExtensionArgs'] file_extensions: File extension condition. This condition matches the file extension of the request.
+        :param Sequence['WaapCustomRuleConditionsHeaderExistArgs'] header_exists: Request header exists condition. This condition checks if a request header exists.
+        :param Sequence['WaapCustomRuleConditionsHeaderArgs'] headers: Request header condition. This condition matches a request header and its value.
+        :param Sequence['WaapCustomRuleConditionsHttpMethodArgs'] http_methods: HTTP method condition. This condition matches the HTTP method of the request.
+        :param Sequence['WaapCustomRuleConditionsIpRangeArgs'] ip_ranges: IP range condition. This condition matches a range of IP addresses.
+        :param Sequence['WaapCustomRuleConditionsIpArgs'] ips: IP address condition. This condition matches a single IP address.
+        :param Sequence['WaapCustomRuleConditionsOrganizationArgs'] organizations: Organization condition. This condition matches the organization of the request based on the source IP address.
+        :param Sequence['WaapCustomRuleConditionsRequestRateArgs'] request_rates: Request rate condition. This condition matches the request rate.
+        :param Sequence['WaapCustomRuleConditionsResponseHeaderExistArgs'] response_header_exists: Response header exists condition. This condition checks if a response header exists.
+        :param Sequence['WaapCustomRuleConditionsSessionRequestCountArgs'] session_request_counts: Session request count condition. This condition matches the number of dynamic requests in the session.
+        :param Sequence['WaapCustomRuleConditionsTagArgs'] tags: Tags condition. This condition matches the request tags.
+        :param Sequence['WaapCustomRuleConditionsUrlArgs'] urls: URL condition. This condition matches a URL path.
+        :param Sequence['WaapCustomRuleConditionsUserAgentArgs'] user_agents: User agent condition. This condition matches the user agent of the request.
+        """
+        if content_types is not None:
+            pulumi.set(__self__, "content_types", content_types)
+        if countries is not None:
+            pulumi.set(__self__, "countries", countries)
+        if file_extensions is not None:
+            pulumi.set(__self__, "file_extensions", file_extensions)
+        if header_exists is not None:
+            pulumi.set(__self__, "header_exists", header_exists)
+        if headers is not None:
+            pulumi.set(__self__, "headers", headers)
+        if http_methods is not None:
+            pulumi.set(__self__, "http_methods", http_methods)
+        if ip_ranges is not None:
+            pulumi.set(__self__, "ip_ranges", ip_ranges)
+        if ips is not None:
+            pulumi.set(__self__, "ips", ips)
+        if organizations is not None:
+            pulumi.set(__self__, "organizations", organizations)
+        if owner_types is not None:
+            pulumi.set(__self__, "owner_types", owner_types)
+        if request_rates is not None:
+            pulumi.set(__self__, "request_rates", request_rates)
+        if response_header_exists is not None:
+            pulumi.set(__self__, "response_header_exists", response_header_exists)
+        if response_headers is not None:
+            pulumi.set(__self__, "response_headers", response_headers)
+        if session_request_counts is not None:
+            pulumi.set(__self__, "session_request_counts", session_request_counts)
+        if tags is not None:
+            pulumi.set(__self__, "tags", tags)
+        if urls is not None:
+            pulumi.set(__self__, "urls", urls)
+        if user_agents is not None:
+            pulumi.set(__self__, "user_agents", user_agents)
+        if user_defined_tags is not None:
+            pulumi.set(__self__, "user_defined_tags", user_defined_tags)
+
+    @_builtins.property
+    @pulumi.getter(name="contentTypes")
+    def content_types(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsContentType']]:
+        """
+        Content type condition. This condition matches the content type of the request.
+        """
+        return pulumi.get(self, "content_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def countries(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsCountry']]:
+        """
+        Country condition. This condition matches the country of the request based on the source IP address.
+        """
+        return pulumi.get(self, "countries")
+
+    @_builtins.property
+    @pulumi.getter(name="fileExtensions")
+    def file_extensions(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsFileExtension']]:
+        """
+        File extension condition. This condition matches the file extension of the request.
+        """
+        return pulumi.get(self, "file_extensions")
+
+    @_builtins.property
+    @pulumi.getter(name="headerExists")
+    def header_exists(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsHeaderExist']]:
+        """
+        Request header exists condition. This condition checks if a request header exists.
+        """
+        return pulumi.get(self, "header_exists")
+
+    @_builtins.property
+    @pulumi.getter
+    def headers(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsHeader']]:
+        """
+        Request header condition. This condition matches a request header and its value.
+        """
+        return pulumi.get(self, "headers")
+
+    @_builtins.property
+    @pulumi.getter(name="httpMethods")
+    def http_methods(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsHttpMethod']]:
+        """
+        HTTP method condition. This condition matches the HTTP method of the request.
+        """
+        return pulumi.get(self, "http_methods")
+
+    @_builtins.property
+    @pulumi.getter(name="ipRanges")
+    def ip_ranges(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsIpRange']]:
+        """
+        IP range condition. This condition matches a range of IP addresses.
+        """
+        return pulumi.get(self, "ip_ranges")
+
+    @_builtins.property
+    @pulumi.getter
+    def ips(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsIp']]:
+        """
+        IP address condition. This condition matches a single IP address.
+        """
+        return pulumi.get(self, "ips")
+
+    @_builtins.property
+    @pulumi.getter
+    def organizations(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsOrganization']]:
+        """
+        Organization condition. This condition matches the organization of the request based on the source IP address.
+        """
+        return pulumi.get(self, "organizations")
+
+    @_builtins.property
+    @pulumi.getter(name="ownerTypes")
+    def owner_types(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsOwnerType']]:
+        return pulumi.get(self, "owner_types")
+
+    @_builtins.property
+    @pulumi.getter(name="requestRates")
+    def request_rates(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsRequestRate']]:
+        """
+        Request rate condition. This condition matches the request rate.
+        """
+        return pulumi.get(self, "request_rates")
+
+    @_builtins.property
+    @pulumi.getter(name="responseHeaderExists")
+    def response_header_exists(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsResponseHeaderExist']]:
+        """
+        Response header exists condition. This condition checks if a response header exists.
+        """
+        return pulumi.get(self, "response_header_exists")
+
+    @_builtins.property
+    @pulumi.getter(name="responseHeaders")
+    def response_headers(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsResponseHeader']]:
+        return pulumi.get(self, "response_headers")
+
+    @_builtins.property
+    @pulumi.getter(name="sessionRequestCounts")
+    def session_request_counts(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsSessionRequestCount']]:
+        """
+        Session request count condition. This condition matches the number of dynamic requests in the session.
+        """
+        return pulumi.get(self, "session_request_counts")
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsTag']]:
+        """
+        Tags condition. This condition matches the request tags.
+        """
+        return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter
+    def urls(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsUrl']]:
+        """
+        URL condition. This condition matches a URL path.
+        """
+        return pulumi.get(self, "urls")
+
+    @_builtins.property
+    @pulumi.getter(name="userAgents")
+    def user_agents(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsUserAgent']]:
+        """
+        User agent condition. This condition matches the user agent of the request.
+        """
+        return pulumi.get(self, "user_agents")
+
+    @_builtins.property
+    @pulumi.getter(name="userDefinedTags")
+    def user_defined_tags(self) -> Optional[Sequence['outputs.WaapCustomRuleConditionsUserDefinedTag']]:
+        return pulumi.get(self, "user_defined_tags")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsContentType(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "contentTypes":
+            suggest = "content_types"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsContentType. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsContentType.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsContentType.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 content_types: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] content_types: The list of content types to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "content_types", content_types)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="contentTypes")
+    def content_types(self) -> Sequence[_builtins.str]:
+        """
+        The list of content types to match against.
+        """
+        return pulumi.get(self, "content_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsCountry(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "countryCodes":
+            suggest = "country_codes"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsCountry. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsCountry.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsCountry.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 country_codes: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] country_codes: A list of ISO 3166-1 alpha-2 formatted strings representing the countries to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "country_codes", country_codes)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="countryCodes")
+    def country_codes(self) -> Sequence[_builtins.str]:
+        """
+        A list of ISO 3166-1 alpha-2 formatted strings representing the countries to match against.
+        """
+        return pulumi.get(self, "country_codes")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsFileExtension(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "fileExtensions":
+            suggest = "file_extensions"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsFileExtension. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsFileExtension.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsFileExtension.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 file_extensions: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] file_extensions: The list of file extensions to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "file_extensions", file_extensions)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="fileExtensions")
+    def file_extensions(self) -> Sequence[_builtins.str]:
+        """
+        The list of file extensions to match against.
+        """
+        return pulumi.get(self, "file_extensions")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsHeader(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchType":
+            suggest = "match_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsHeader. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsHeader.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsHeader.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 header: _builtins.str,
+                 value: _builtins.str,
+                 match_type: Optional[_builtins.str] = None,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str header: The request header name.
+        :param _builtins.str value: The request header value.
+        :param _builtins.str match_type: The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "header", header)
+        pulumi.set(__self__, "value", value)
+        if match_type is not None:
+            pulumi.set(__self__, "match_type", match_type)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> _builtins.str:
+        """
+        The request header name.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        The request header value.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter(name="matchType")
+    def match_type(self) -> Optional[_builtins.str]:
+        """
+        The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        """
+        return pulumi.get(self, "match_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsHeaderExist(dict):
+    def __init__(__self__, *,
+                 header: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str header: The request header name.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "header", header)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> _builtins.str:
+        """
+        The request header name.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsHttpMethod(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "httpMethod":
+            suggest = "http_method"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsHttpMethod. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsHttpMethod.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsHttpMethod.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 http_method: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str http_method: The HTTP method to match against. Valid values are 'CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', and 'TRACE'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "http_method", http_method)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="httpMethod")
+    def http_method(self) -> _builtins.str:
+        """
+        The HTTP method to match against. Valid values are 'CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', and 'TRACE'.
+        """
+        return pulumi.get(self, "http_method")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsIp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsIp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsIp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsIp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str ip_address: A single IPv4 or IPv6 address
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "ip_address", ip_address)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        """
+        A single IPv4 or IPv6 address
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsIpRange(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "lowerBound":
+            suggest = "lower_bound"
+        elif key == "upperBound":
+            suggest = "upper_bound"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsIpRange. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsIpRange.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsIpRange.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 lower_bound: _builtins.str,
+                 upper_bound: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str lower_bound: The lower bound IPv4 or IPv6 address to match against.
+        :param _builtins.str upper_bound: The upper bound IPv4 or IPv6 address to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "lower_bound", lower_bound)
+        pulumi.set(__self__, "upper_bound", upper_bound)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="lowerBound")
+    def lower_bound(self) -> _builtins.str:
+        """
+        The lower bound IPv4 or IPv6 address to match against.
+        """
+        return pulumi.get(self, "lower_bound")
+
+    @_builtins.property
+    @pulumi.getter(name="upperBound")
+    def upper_bound(self) -> _builtins.str:
+        """
+        The upper bound IPv4 or IPv6 address to match against.
+        """
+        return pulumi.get(self, "upper_bound")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsOrganization(dict):
+    def __init__(__self__, *,
+                 organization: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str organization: The organization to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "organization", organization)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def organization(self) -> _builtins.str:
+        """
+        The organization to match against.
+        """
+        return pulumi.get(self, "organization")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsOwnerType(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ownerTypes":
+            suggest = "owner_types"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsOwnerType. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsOwnerType.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsOwnerType.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 owner_types: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] owner_types: Match the type of organization that owns the IP address making an incoming request. Valid values are 'COMMERCIAL', 'EDUCATIONAL', 'GOVERNMENT', 'HOSTING_SERVICES', 'ISP', 'MOBILE_NETWORK', 'NETWORK', and 'RESERVED'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "owner_types", owner_types)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="ownerTypes")
+    def owner_types(self) -> Sequence[_builtins.str]:
+        """
+        Match the type of organization that owns the IP address making an incoming request. Valid values are 'COMMERCIAL', 'EDUCATIONAL', 'GOVERNMENT', 'HOSTING_SERVICES', 'ISP', 'MOBILE_NETWORK', 'NETWORK', and 'RESERVED'.
+        """
+        return pulumi.get(self, "owner_types")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsRequestRate(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "pathPattern":
+            suggest = "path_pattern"
+        elif key == "httpMethods":
+            suggest = "http_methods"
+        elif key == "userDefinedTag":
+            suggest = "user_defined_tag"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsRequestRate. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsRequestRate.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsRequestRate.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 path_pattern: _builtins.str,
+                 requests: _builtins.float,
+                 time: _builtins.float,
+                 http_methods: Optional[Sequence[_builtins.str]] = None,
+                 ips: Optional[Sequence[_builtins.str]] = None,
+                 user_defined_tag: Optional[_builtins.str] = None):
+        """
+        :param _builtins.str path_pattern: A regular expression matching the URL path of the incoming request.
+        :param _builtins.float requests: The number of incoming requests over the given time that can trigger a request rate condition.
+        :param _builtins.float time: The number of seconds that the WAAP measures incoming requests over before triggering a request rate condition.
+        :param Sequence[_builtins.str] http_methods: Possible HTTP request methods that can trigger a request rate condition. Valid values are 'CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', and 'TRACE'.
+        :param Sequence[_builtins.str] ips: A list of source IPs that can trigger a request rate condition.
+        :param _builtins.str user_defined_tag: A user-defined tag that can be included in incoming requests and used to trigger a request rate condition.
+        """
+        pulumi.set(__self__, "path_pattern", path_pattern)
+        pulumi.set(__self__, "requests", requests)
+        pulumi.set(__self__, "time", time)
+        if http_methods is not None:
+            pulumi.set(__self__, "http_methods", http_methods)
+        if ips is not None:
+            pulumi.set(__self__, "ips", ips)
+        if user_defined_tag is not None:
+            pulumi.set(__self__, "user_defined_tag", user_defined_tag)
+
+    @_builtins.property
+    @pulumi.getter(name="pathPattern")
+    def path_pattern(self) -> _builtins.str:
+        """
+        A regular expression matching the URL path of the incoming request.
+        """
+        return pulumi.get(self, "path_pattern")
+
+    @_builtins.property
+    @pulumi.getter
+    def requests(self) -> _builtins.float:
+        """
+        The number of incoming requests over the given time that can trigger a request rate condition.
+        """
+        return pulumi.get(self, "requests")
+
+    @_builtins.property
+    @pulumi.getter
+    def time(self) -> _builtins.float:
+        """
+        The number of seconds that the WAAP measures incoming requests over before triggering a request rate condition.
+        """
+        return pulumi.get(self, "time")
+
+    @_builtins.property
+    @pulumi.getter(name="httpMethods")
+    def http_methods(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Possible HTTP request methods that can trigger a request rate condition. Valid values are 'CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', and 'TRACE'.
+        """
+        return pulumi.get(self, "http_methods")
+
+    @_builtins.property
+    @pulumi.getter
+    def ips(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        A list of source IPs that can trigger a request rate condition.
+        """
+        return pulumi.get(self, "ips")
+
+    @_builtins.property
+    @pulumi.getter(name="userDefinedTag")
+    def user_defined_tag(self) -> Optional[_builtins.str]:
+        """
+        A user-defined tag that can be included in incoming requests and used to trigger a request rate condition.
+        """
+        return pulumi.get(self, "user_defined_tag")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsResponseHeader(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchType":
+            suggest = "match_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsResponseHeader. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsResponseHeader.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsResponseHeader.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 header: _builtins.str,
+                 value: _builtins.str,
+                 match_type: Optional[_builtins.str] = None,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str header: The request header name.
+        :param _builtins.str value: The request header value.
+        :param _builtins.str match_type: The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "header", header)
+        pulumi.set(__self__, "value", value)
+        if match_type is not None:
+            pulumi.set(__self__, "match_type", match_type)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> _builtins.str:
+        """
+        The request header name.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        """
+        The request header value.
+        """
+        return pulumi.get(self, "value")
+
+    @_builtins.property
+    @pulumi.getter(name="matchType")
+    def match_type(self) -> Optional[_builtins.str]:
+        """
+        The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        """
+        return pulumi.get(self, "match_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsResponseHeaderExist(dict):
+    def __init__(__self__, *,
+                 header: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str header: The request header name.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "header", header)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def header(self) -> _builtins.str:
+        """
+        The request header name.
+        """
+        return pulumi.get(self, "header")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsSessionRequestCount(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "requestCount":
+            suggest = "request_count"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsSessionRequestCount. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsSessionRequestCount.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsSessionRequestCount.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 request_count: _builtins.float,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.float request_count: The number of dynamic requests in the session.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "request_count", request_count)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="requestCount")
+    def request_count(self) -> _builtins.float:
+        """
+        The number of dynamic requests in the session.
+        """
+        return pulumi.get(self, "request_count")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsTag(dict):
+    def __init__(__self__, *,
+                 tags: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] tags: A list of tags to match against the request tags. Tags can be obtained from the API endpoint /v1/tags or you can use the<span pulumi-lang-nodejs=" gcore.getWaapTag " pulumi-lang-dotnet=" gcore.getWaapTag " pulumi-lang-go=" getWaapTag " pulumi-lang-python=" get_waap_tag " pulumi-lang-yaml=" gcore.getWaapTag " pulumi-lang-java=" gcore.getWaapTag "> gcore.getWaapTag </span>data source.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "tags", tags)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Sequence[_builtins.str]:
+        """
+        A list of tags to match against the request tags. Tags can be obtained from the API endpoint /v1/tags or you can use the<span pulumi-lang-nodejs=" gcore.getWaapTag " pulumi-lang-dotnet=" gcore.getWaapTag " pulumi-lang-go=" getWaapTag " pulumi-lang-python=" get_waap_tag " pulumi-lang-yaml=" gcore.getWaapTag " pulumi-lang-java=" gcore.getWaapTag "> gcore.getWaapTag </span>data source.
+        """
+        return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsUrl(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "matchType":
+            suggest = "match_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsUrl. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsUrl.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsUrl.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 url: _builtins.str,
+                 match_type: Optional[_builtins.str] = None,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str url: The URL to match.
+        :param _builtins.str match_type: The type of matching condition. Valid values are 'Exact', 'Contains', and 'Regex'. Default is 'Contains'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "url", url)
+        if match_type is not None:
+            pulumi.set(__self__, "match_type", match_type)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def url(self) -> _builtins.str:
+        """
+        The URL to match.
+        """
+        return pulumi.get(self, "url")
+
+    @_builtins.property
+    @pulumi.getter(name="matchType")
+    def match_type(self) -> Optional[_builtins.str]:
+        """
+        The type of matching condition. Valid values are 'Exact', 'Contains', and 'Regex'. Default is 'Contains'.
+        """
+        return pulumi.get(self, "match_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsUserAgent(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "userAgent":
+            suggest = "user_agent"
+        elif key == "matchType":
+            suggest = "match_type"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapCustomRuleConditionsUserAgent. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapCustomRuleConditionsUserAgent.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapCustomRuleConditionsUserAgent.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 user_agent: _builtins.str,
+                 match_type: Optional[_builtins.str] = None,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str user_agent: The user agent value to match.
+        :param _builtins.str match_type: The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "user_agent", user_agent)
+        if match_type is not None:
+            pulumi.set(__self__, "match_type", match_type)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="userAgent")
+    def user_agent(self) -> _builtins.str:
+        """
+        The user agent value to match.
+        """
+        return pulumi.get(self, "user_agent")
+
+    @_builtins.property
+    @pulumi.getter(name="matchType")
+    def match_type(self) -> Optional[_builtins.str]:
+        """
+        The type of matching condition. Valid values are 'Exact', 'Contains'. Default is 'Contains'.
+        """
+        return pulumi.get(self, "match_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapCustomRuleConditionsUserDefinedTag(dict):
+    def __init__(__self__, *,
+                 tags: Sequence[_builtins.str],
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] tags: A list of user-defined tags to match against the request tags.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "tags", tags)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter
+    def tags(self) -> Sequence[_builtins.str]:
+        """
+        A list of user-defined tags to match against the request tags.
+        """
+        return pulumi.get(self, "tags")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapDomainApiDiscoverySettings(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "descriptionFileLocation":
+            suggest = "description_file_location"
+        elif key == "descriptionFileScanEnabled":
+            suggest = "description_file_scan_enabled"
+        elif key == "descriptionFileScanIntervalHours":
+            suggest = "description_file_scan_interval_hours"
+        elif key == "trafficScanEnabled":
+            suggest = "traffic_scan_enabled"
+        elif key == "trafficScanIntervalHours":
+            suggest = "traffic_scan_interval_hours"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapDomainApiDiscoverySettings. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapDomainApiDiscoverySettings.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapDomainApiDiscoverySettings.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 description_file_location: _builtins.str,
+                 description_file_scan_enabled: Optional[_builtins.bool] = None,
+                 description_file_scan_interval_hours: Optional[_builtins.float] = None,
+                 traffic_scan_enabled: Optional[_builtins.bool] = None,
+                 traffic_scan_interval_hours: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str description_file_location: The URL of the API description file. This will be periodically scanned if <span pulumi-lang-nodejs="`descriptionFileScanEnabled`" pulumi-lang-dotnet="`DescriptionFileScanEnabled`" pulumi-lang-go="`descriptionFileScanEnabled`" pulumi-lang-python="`description_file_scan_enabled`" pulumi-lang-yaml="`descriptionFileScanEnabled`" pulumi-lang-java="`descriptionFileScanEnabled`">`description_file_scan_enabled`</span> is enabled. Supported formats are YAML and JSON, and it must adhere to OpenAPI versions 2, 3, or 3.1.
+        :param _builtins.bool description_file_scan_enabled: Indicates if periodic scan of the description file is enabled.
+        :param _builtins.float description_file_scan_interval_hours: The interval in hours for scanning the description file.
+        :param _builtins.bool traffic_scan_enabled: Indicates if traffic scan is enabled.
+        :param _builtins.float traffic_scan_interval_hours: The interval in hours for scanning the traffic.
+        """
+        pulumi.set(__self__, "description_file_location", description_file_location)
+        if description_file_scan_enabled is not None:
+            pulumi.set(__self__, "description_file_scan_enabled", description_file_scan_enabled)
+        if description_file_scan_interval_hours is not None:
+            pulumi.set(__self__, "description_file_scan_interval_hours", description_file_scan_interval_hours)
+        if traffic_scan_enabled is not None:
+            pulumi.set(__self__, "traffic_scan_enabled", traffic_scan_enabled)
+        if traffic_scan_interval_hours is not None:
+            pulumi.set(__self__, "traffic_scan_interval_hours", traffic_scan_interval_hours)
+
+    @_builtins.property
+    @pulumi.getter(name="descriptionFileLocation")
+    def description_file_location(self) -> _builtins.str:
+        """
+        The URL of the API description file. This will be periodically scanned if <span pulumi-lang-nodejs="`descriptionFileScanEnabled`" pulumi-lang-dotnet="`DescriptionFileScanEnabled`" pulumi-lang-go="`descriptionFileScanEnabled`" pulumi-lang-python="`description_file_scan_enabled`" pulumi-lang-yaml="`descriptionFileScanEnabled`" pulumi-lang-java="`descriptionFileScanEnabled`">`description_file_scan_enabled`</span> is enabled. Supported formats are YAML and JSON, and it must adhere to OpenAPI versions 2, 3, or 3.1.
+        """
+        return pulumi.get(self, "description_file_location")
+
+    @_builtins.property
+    @pulumi.getter(name="descriptionFileScanEnabled")
+    def description_file_scan_enabled(self) -> Optional[_builtins.bool]:
+        """
+        Indicates if periodic scan of the description file is enabled.
+        """
+        return pulumi.get(self, "description_file_scan_enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="descriptionFileScanIntervalHours")
+    def description_file_scan_interval_hours(self) -> Optional[_builtins.float]:
+        """
+        The interval in hours for scanning the description file.
+        """
+        return pulumi.get(self, "description_file_scan_interval_hours")
+
+    @_builtins.property
+    @pulumi.getter(name="trafficScanEnabled")
+    def traffic_scan_enabled(self) -> Optional[_builtins.bool]:
+        """
+        Indicates if traffic scan is enabled.
+        """
+        return pulumi.get(self, "traffic_scan_enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="trafficScanIntervalHours")
+    def traffic_scan_interval_hours(self) -> Optional[_builtins.float]:
+        """
+        The interval in hours for scanning the traffic.
+        """
+        return pulumi.get(self, "traffic_scan_interval_hours")
+
+
+@pulumi.output_type
+class WaapDomainSettings(dict):
+    def __init__(__self__, *,
+                 api: Optional['outputs.WaapDomainSettingsApi'] = None,
+                 ddos: Optional['outputs.WaapDomainSettingsDdos'] = None):
+        if api is not None:
+            pulumi.set(__self__, "api", api)
+        if ddos is not None:
+            pulumi.set(__self__, "ddos", ddos)
+
+    @_builtins.property
+    @pulumi.getter
+    def api(self) -> Optional['outputs.WaapDomainSettingsApi']:
+        return pulumi.get(self, "api")
+
+    @_builtins.property
+    @pulumi.getter
+    def ddos(self) -> Optional['outputs.WaapDomainSettingsDdos']:
+        return pulumi.get(self, "ddos")
+
+
+@pulumi.output_type
+class WaapDomainSettingsApi(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "apiUrls":
+            suggest = "api_urls"
+        elif key == "isApi":
+            suggest = "is_api"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapDomainSettingsApi. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapDomainSettingsApi.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapDomainSettingsApi.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 api_urls: Optional[Sequence[_builtins.str]] = None,
+                 is_api: Optional[_builtins.bool] = None):
+        """
+        :param Sequence[_builtins.str] api_urls: List of API URL patterns.
+        :param _builtins.bool is_api: Indicates if the domain is an API domain. All requests to an API domain are treated as API requests. If this is set to true then the<span pulumi-lang-nodejs=" apiUrls " pulumi-lang-dotnet=" ApiUrls " pulumi-lang-go=" apiUrls " pulumi-lang-python=" api_urls " pulumi-lang-yaml=" apiUrls " pulumi-lang-java=" apiUrls "> api_urls </span>field is ignored.
+        """
+        if api_urls is not None:
+            pulumi.set(__self__, "api_urls", api_urls)
+        if is_api is not None:
+            pulumi.set(__self__, "is_api", is_api)
+
+    @_builtins.property
+    @pulumi.getter(name="apiUrls")
+    def api_urls(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        List of API URL patterns.
+        """
+        return pulumi.get(self, "api_urls")
+
+    @_builtins.property
+    @pulumi.getter(name="isApi")
+    def is_api(self) -> Optional[_builtins.bool]:
+        """
+        Indicates if the domain is an API domain. All requests to an API domain are treated as API requests. If this is set to true then the<span pulumi-lang-nodejs=" apiUrls " pulumi-lang-dotnet=" ApiUrls " pulumi-lang-go=" apiUrls " pulumi-lang-python=" api_urls " pulumi-lang-yaml=" apiUrls " pulumi-lang-java=" apiUrls "> api_urls </span>field is ignored.
+        """
+        return pulumi.get(self, "is_api")
+
+
+@pulumi.output_type
+class WaapDomainSettingsDdos(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "burstThreshold":
+            suggest = "burst_threshold"
+        elif key == "globalThreshold":
+            suggest = "global_threshold"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapDomainSettingsDdos. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapDomainSettingsDdos.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapDomainSettingsDdos.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 burst_threshold: Optional[_builtins.float] = None,
+                 global_threshold: Optional[_builtins.float] = None):
+        """
+        :param _builtins.float burst_threshold: Burst threshold for DDoS protection.
+        :param _builtins.float global_threshold: Global threshold for DDoS protection.
+        """
+        if burst_threshold is not None:
+            pulumi.set(__self__, "burst_threshold", burst_threshold)
+        if global_threshold is not None:
+            pulumi.set(__self__, "global_threshold", global_threshold)
+
+    @_builtins.property
+    @pulumi.getter(name="burstThreshold")
+    def burst_threshold(self) -> Optional[_builtins.float]:
+        """
+        Burst threshold for DDoS protection.
+        """
+        return pulumi.get(self, "burst_threshold")
+
+    @_builtins.property
+    @pulumi.getter(name="globalThreshold")
+    def global_threshold(self) -> Optional[_builtins.float]:
+        """
+        Global threshold for DDoS protection.
+        """
+        return pulumi.get(self, "global_threshold")
+
+
+@pulumi.output_type
+class WaapFirewallRuleAction(dict):
+    def __init__(__self__, *,
+                 allow: Optional[_builtins.bool] = None,
+                 block: Optional['outputs.WaapFirewallRuleActionBlock'] = None):
+        """
+        :param _builtins.bool allow: The WAAP allows the request.
+        :param 'WaapFirewallRuleActionBlockArgs' block: The WAAP blocks the request.
+        """
+        if allow is not None:
+            pulumi.set(__self__, "allow", allow)
+        if block is not None:
+            pulumi.set(__self__, "block", block)
+
+    @_builtins.property
+    @pulumi.getter
+    def allow(self) -> Optional[_builtins.bool]:
+        """
+        The WAAP allows the request.
+        """
+        return pulumi.get(self, "allow")
+
+    @_builtins.property
+    @pulumi.getter
+    def block(self) -> Optional['outputs.WaapFirewallRuleActionBlock']:
+        """
+        The WAAP blocks the request.
+        """
+        return pulumi.get(self, "block")
+
+
+@pulumi.output_type
+class WaapFirewallRuleActionBlock(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "actionDuration":
+            suggest = "action_duration"
+        elif key == "statusCode":
+            suggest = "status_code"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapFirewallRuleActionBlock. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapFirewallRuleActionBlock.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapFirewallRuleActionBlock.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 action_duration: Optional[_builtins.str] = None,
+                 status_code: Optional[_builtins.float] = None):
+        """
+        :param _builtins.str action_duration: How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        :param _builtins.float status_code: A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        if action_duration is not None:
+            pulumi.set(__self__, "action_duration", action_duration)
+        if status_code is not None:
+            pulumi.set(__self__, "status_code", status_code)
+
+    @_builtins.property
+    @pulumi.getter(name="actionDuration")
+    def action_duration(self) -> Optional[_builtins.str]:
+        """
+        How long a rule's block action will apply to subsequent requests. Can be specified in seconds or by using a numeral followed by 's', 'm', 'h', or 'd' to represent time format (seconds, minutes, hours, or days). Example: 12h. Must match the pattern ^[0-9]*[smhd]?$
+        """
+        return pulumi.get(self, "action_duration")
+
+    @_builtins.property
+    @pulumi.getter(name="statusCode")
+    def status_code(self) -> Optional[_builtins.float]:
+        """
+        A custom HTTP status code that the WAAP returns if a rule blocks a request. It must be one of these values {403, 405, 418, 429}. Default is 403.
+        """
+        return pulumi.get(self, "status_code")
+
+
+@pulumi.output_type
+class WaapFirewallRuleConditions(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipRange":
+            suggest = "ip_range"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapFirewallRuleConditions. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapFirewallRuleConditions.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapFirewallRuleConditions.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip: Optional['outputs.WaapFirewallRuleConditionsIp'] = None,
+                 ip_range: Optional['outputs.WaapFirewallRuleConditionsIpRange'] = None):
+        """
+        :param 'WaapFirewallRuleConditionsIpArgs' ip: IP address condition. This condition matches a single IP address.
+        :param 'WaapFirewallRuleConditionsIpRangeArgs' ip_range: IP range condition. This condition matches a range of IP addresses.
+        """
+        if ip is not None:
+            pulumi.set(__self__, "ip", ip)
+        if ip_range is not None:
+            pulumi.set(__self__, "ip_range", ip_range)
+
+    @_builtins.property
+    @pulumi.getter
+    def ip(self) -> Optional['outputs.WaapFirewallRuleConditionsIp']:
+        """
+        IP address condition. This condition matches a single IP address.
+        """
+        return pulumi.get(self, "ip")
+
+    @_builtins.property
+    @pulumi.getter(name="ipRange")
+    def ip_range(self) -> Optional['outputs.WaapFirewallRuleConditionsIpRange']:
+        """
+        IP range condition. This condition matches a range of IP addresses.
+        """
+        return pulumi.get(self, "ip_range")
+
+
+@pulumi.output_type
+class WaapFirewallRuleConditionsIp(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "ipAddress":
+            suggest = "ip_address"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapFirewallRuleConditionsIp. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapFirewallRuleConditionsIp.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapFirewallRuleConditionsIp.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str ip_address: A single IPv4 or IPv6 address to match.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "ip_address", ip_address)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        """
+        A single IPv4 or IPv6 address to match.
+        """
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class WaapFirewallRuleConditionsIpRange(dict):
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "lowerBound":
+            suggest = "lower_bound"
+        elif key == "upperBound":
+            suggest = "upper_bound"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in WaapFirewallRuleConditionsIpRange. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        WaapFirewallRuleConditionsIpRange.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        WaapFirewallRuleConditionsIpRange.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 lower_bound: _builtins.str,
+                 upper_bound: _builtins.str,
+                 negation: Optional[_builtins.bool] = None):
+        """
+        :param _builtins.str lower_bound: The lower bound IPv4 or IPv6 address to match against.
+        :param _builtins.str upper_bound: The upper bound IPv4 or IPv6 address to match against.
+        :param _builtins.bool negation: Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        pulumi.set(__self__, "lower_bound", lower_bound)
+        pulumi.set(__self__, "upper_bound", upper_bound)
+        if negation is not None:
+            pulumi.set(__self__, "negation", negation)
+
+    @_builtins.property
+    @pulumi.getter(name="lowerBound")
+    def lower_bound(self) -> _builtins.str:
+        """
+        The lower bound IPv4 or IPv6 address to match against.
+        """
+        return pulumi.get(self, "lower_bound")
+
+    @_builtins.property
+    @pulumi.getter(name="upperBound")
+    def upper_bound(self) -> _builtins.str:
+        """
+        The upper bound IPv4 or IPv6 address to match against.
+        """
+        return pulumi.get(self, "upper_bound")
+
+    @_builtins.property
+    @pulumi.getter
+    def negation(self) -> Optional[_builtins.bool]:
+        """
+        Whether or not to apply a boolean NOT operation to the rule's condition.
+        """
+        return pulumi.get(self, "negation")
+
+
+@pulumi.output_type
+class GetAiClusterAttachedInterfaceResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 network_id: _builtins.str,
+                 port_id: _builtins.str,
+                 subnet_id: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "network_id", network_id)
+        pulumi.set(__self__, "port_id", port_id)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> _builtins.str:
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetAiClusterInterfaceResult(dict):
+    def __init__(__self__, *,
+                 network_id: _builtins.str,
+                 port_id: _builtins.str,
+                 subnet_id: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "network_id", network_id)
+        pulumi.set(__self__, "port_id", port_id)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> _builtins.str:
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetAiClusterPoplarServerResult(dict):
+    def __init__(__self__, *,
+                 addresses: Sequence['outputs.GetAiClusterPoplarServerAddressResult'],
+                 creator_task_id: _builtins.str,
+                 flavor: Mapping[str, _builtins.str],
+                 flavor_id: _builtins.str,
+                 instance_created: _builtins.str,
+                 instance_description: _builtins.str,
+                 instance_id: _builtins.str,
+                 instance_name: _builtins.str,
+                 metadata: Mapping[str, _builtins.str],
+                 security_groups: Sequence['outputs.GetAiClusterPoplarServerSecurityGroupResult'],
+                 status: _builtins.str,
+                 task_id: _builtins.str,
+                 task_state: _builtins.str,
+                 vm_state: _builtins.str,
+                 volumes: Sequence['outputs.GetAiClusterPoplarServerVolumeResult']):
+        pulumi.set(__self__, "addresses", addresses)
+        pulumi.set(__self__, "creator_task_id", creator_task_id)
+        pulumi.set(__self__, "flavor", flavor)
+        pulumi.set(__self__, "flavor_id", flavor_id)
+        pulumi.set(__self__, "instance_created", instance_created)
+        pulumi.set(__self__, "instance_description", instance_description)
+        pulumi.set(__self__, "instance_id", instance_id)
+        pulumi.set(__self__, "instance_name", instance_name)
+        pulumi.set(__self__, "metadata", metadata)
+        pulumi.set(__self__, "security_groups", security_groups)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "task_id", task_id)
+        pulumi.set(__self__, "task_state", task_state)
+        pulumi.set(__self__, "vm_state", vm_state)
+        pulumi.set(__self__, "volumes", volumes)
+
+    @_builtins.property
+    @pulumi.getter
+    def addresses(self) -> Sequence['outputs.GetAiClusterPoplarServerAddressResult']:
+        return pulumi.get(self, "addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="creatorTaskId")
+    def creator_task_id(self) -> _builtins.str:
+        return pulumi.get(self, "creator_task_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def flavor(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "flavor")
+
+    @_builtins.property
+    @pulumi.getter(name="flavorId")
+    def flavor_id(self) -> _builtins.str:
+        return pulumi.get(self, "flavor_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceCreated")
+    def instance_created(self) -> _builtins.str:
+        return pulumi.get(self, "instance_created")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceDescription")
+    def instance_description(self) -> _builtins.str:
+        return pulumi.get(self, "instance_description")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceId")
+    def instance_id(self) -> _builtins.str:
+        return pulumi.get(self, "instance_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> _builtins.str:
+        return pulumi.get(self, "instance_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def metadata(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "metadata")
+
+    @_builtins.property
+    @pulumi.getter(name="securityGroups")
+    def security_groups(self) -> Sequence['outputs.GetAiClusterPoplarServerSecurityGroupResult']:
+        return pulumi.get(self, "security_groups")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter(name="taskId")
+    def task_id(self) -> _builtins.str:
+        return pulumi.get(self, "task_id")
+
+    @_builtins.property
+    @pulumi.getter(name="taskState")
+    def task_state(self) -> _builtins.str:
+        return pulumi.get(self, "task_state")
+
+    @_builtins.property
+    @pulumi.getter(name="vmState")
+    def vm_state(self) -> _builtins.str:
+        return pulumi.get(self, "vm_state")
+
+    @_builtins.property
+    @pulumi.getter
+    def volumes(self) -> Sequence['outputs.GetAiClusterPoplarServerVolumeResult']:
+        return pulumi.get(self, "volumes")
+
+
+@pulumi.output_type
+class GetAiClusterPoplarServerAddressResult(dict):
+    def __init__(__self__, *,
+                 addresses: Sequence['outputs.GetAiClusterPoplarServerAddressAddressResult'],
+                 network_name: _builtins.str):
+        pulumi.set(__self__, "addresses", addresses)
+        pulumi.set(__self__, "network_name", network_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def addresses(self) -> Sequence['outputs.GetAiClusterPoplarServerAddressAddressResult']:
+        return pulumi.get(self, "addresses")
+
+    @_builtins.property
+    @pulumi.getter(name="networkName")
+    def network_name(self) -> _builtins.str:
+        return pulumi.get(self, "network_name")
+
+
+@pulumi.output_type
+class GetAiClusterPoplarServerAddressAddressResult(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetAiClusterPoplarServerSecurityGroupResult(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str):
+        pulumi.set(__self__, "name", name)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+
+@pulumi.output_type
+class GetAiClusterPoplarServerVolumeResult(dict):
+    def __init__(__self__, *,
+                 delete_on_termination: _builtins.bool,
+                 id: _builtins.str):
+        pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> _builtins.bool:
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class GetAiClusterSecurityGroupResult(dict):
+    def __init__(__self__, *,
+                 id: _builtins.str):
+        pulumi.set(__self__, "id", id)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+
+@pulumi.output_type
+class GetAiClusterVolumeResult(dict):
+    def __init__(__self__, *,
+                 attachments: Sequence['outputs.GetAiClusterVolumeAttachmentResult'],
+                 created_at: _builtins.str,
+                 creator_task_id: _builtins.str,
+                 image_id: _builtins.str,
+                 name: _builtins.str,
+                 size: _builtins.float,
+                 source: _builtins.str,
+                 status: _builtins.str,
+                 updated_at: _builtins.str,
+                 volume_id: _builtins.str,
+                 volume_image_metadata: Mapping[str, _builtins.str],
+                 volume_type: _builtins.str):
+        pulumi.set(__self__, "attachments", attachments)
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "creator_task_id", creator_task_id)
+        pulumi.set(__self__, "image_id", image_id)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "size", size)
+        pulumi.set(__self__, "source", source)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "updated_at", updated_at)
+        pulumi.set(__self__, "volume_id", volume_id)
+        pulumi.set(__self__, "volume_image_metadata", volume_image_metadata)
+        pulumi.set(__self__, "volume_type", volume_type)
+
+    @_builtins.property
+    @pulumi.getter
+    def attachments(self) -> Sequence['outputs.GetAiClusterVolumeAttachmentResult']:
+        return pulumi.get(self, "attachments")
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter(name="creatorTaskId")
+    def creator_task_id(self) -> _builtins.str:
+        return pulumi.get(self, "creator_task_id")
+
+    @_builtins.property
+    @pulumi.getter(name="imageId")
+    def image_id(self) -> _builtins.str:
+        return pulumi.get(self, "image_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> _builtins.float:
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter
+    def source(self) -> _builtins.str:
+        return pulumi.get(self, "source")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> _builtins.str:
+        return pulumi.get(self, "updated_at")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> _builtins.str:
+        return pulumi.get(self, "volume_id")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeImageMetadata")
+    def volume_image_metadata(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "volume_image_metadata")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeType")
+    def volume_type(self) -> _builtins.str:
+        return pulumi.get(self, "volume_type")
+
+
+@pulumi.output_type
+class GetAiClusterVolumeAttachmentResult(dict):
+    def __init__(__self__, *,
+                 attached_at: _builtins.str,
+                 attachment_id: _builtins.str,
+                 device: _builtins.str,
+                 instance_name: _builtins.str,
+                 server_id: _builtins.str,
+                 volume_id: _builtins.str):
+        pulumi.set(__self__, "attached_at", attached_at)
+        pulumi.set(__self__, "attachment_id", attachment_id)
+        pulumi.set(__self__, "device", device)
+        pulumi.set(__self__, "instance_name", instance_name)
+        pulumi.set(__self__, "server_id", server_id)
+        pulumi.set(__self__, "volume_id", volume_id)
+
+    @_builtins.property
+    @pulumi.getter(name="attachedAt")
+    def attached_at(self) -> _builtins.str:
+        return pulumi.get(self, "attached_at")
+
+    @_builtins.property
+    @pulumi.getter(name="attachmentId")
+    def attachment_id(self) -> _builtins.str:
+        return pulumi.get(self, "attachment_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def device(self) -> _builtins.str:
+        return pulumi.get(self, "device")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> _builtins.str:
+        return pulumi.get(self, "instance_name")
+
+    @_builtins.property
+    @pulumi.getter(name="serverId")
+    def server_id(self) -> _builtins.str:
+        return pulumi.get(self, "server_id")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> _builtins.str:
+        return pulumi.get(self, "volume_id")
+
+
+@pulumi.output_type
+class GetDdosProfileTemplateFieldResult(dict):
+    def __init__(__self__, *,
+                 default: _builtins.str,
+                 description: _builtins.str,
+                 field_type: _builtins.str,
+                 id: _builtins.float,
+                 name: _builtins.str,
+                 required: _builtins.bool,
+                 validation_schema: _builtins.str):
+        pulumi.set(__self__, "default", default)
+        pulumi.set(__self__, "description", description)
+        pulumi.set(__self__, "field_type", field_type)
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "required", required)
+        pulumi.set(__self__, "validation_schema", validation_schema)
+
+    @_builtins.property
+    @pulumi.getter
+    def default(self) -> _builtins.str:
+        return pulumi.get(self, "default")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> _builtins.str:
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter(name="fieldType")
+    def field_type(self) -> _builtins.str:
+        return pulumi.get(self, "field_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.float:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def required(self) -> _builtins.bool:
+        return pulumi.get(self, "required")
+
+    @_builtins.property
+    @pulumi.getter(name="validationSchema")
+    def validation_schema(self) -> _builtins.str:
+        return pulumi.get(self, "validation_schema")
+
+
+@pulumi.output_type
+class GetFaasKeyFunctionResult(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 namespace: _builtins.str):
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "namespace", namespace)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def namespace(self) -> _builtins.str:
+        return pulumi.get(self, "namespace")
+
+
+@pulumi.output_type
+class GetFileShareShareSettingsResult(dict):
+    def __init__(__self__, *,
+                 allowed_characters: _builtins.str,
+                 path_length: _builtins.str,
+                 root_squash: _builtins.bool,
+                 type_name: _builtins.str):
+        """
+        :param _builtins.str allowed_characters: Allowed characters in file names.
+        :param _builtins.str path_length: Affects the maximum limit of file path component name length.
+        :param _builtins.bool root_squash: Indicates if root squash is enabled.
+        :param _builtins.str type_name: The type of the file share (standard or vast).
+        """
+        pulumi.set(__self__, "allowed_characters", allowed_characters)
+        pulumi.set(__self__, "path_length", path_length)
+        pulumi.set(__self__, "root_squash", root_squash)
+        pulumi.set(__self__, "type_name", type_name)
+
+    @_builtins.property
+    @pulumi.getter(name="allowedCharacters")
+    def allowed_characters(self) -> _builtins.str:
+        """
+        Allowed characters in file names.
+        """
+        return pulumi.get(self, "allowed_characters")
+
+    @_builtins.property
+    @pulumi.getter(name="pathLength")
+    def path_length(self) -> _builtins.str:
+        """
+        Affects the maximum limit of file path component name length.
+        """
+        return pulumi.get(self, "path_length")
+
+    @_builtins.property
+    @pulumi.getter(name="rootSquash")
+    def root_squash(self) -> _builtins.bool:
+        """
+        Indicates if root squash is enabled.
+        """
+        return pulumi.get(self, "root_squash")
+
+    @_builtins.property
+    @pulumi.getter(name="typeName")
+    def type_name(self) -> _builtins.str:
+        """
+        The type of the file share (standard or vast).
+        """
+        return pulumi.get(self, "type_name")
+
+
+@pulumi.output_type
+class GetFloatingipMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetFloatingipTagResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetImageMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetInstanceAddressResult(dict):
+    def __init__(__self__, *,
+                 nets: Sequence['outputs.GetInstanceAddressNetResult']):
+        pulumi.set(__self__, "nets", nets)
+
+    @_builtins.property
+    @pulumi.getter
+    def nets(self) -> Sequence['outputs.GetInstanceAddressNetResult']:
+        return pulumi.get(self, "nets")
+
+
+@pulumi.output_type
+class GetInstanceAddressNetResult(dict):
+    def __init__(__self__, *,
+                 addr: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "addr", addr)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def addr(self) -> _builtins.str:
+        return pulumi.get(self, "addr")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetInstanceInterfaceResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 network_id: _builtins.str,
+                 port_id: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "network_id", network_id)
+        pulumi.set(__self__, "port_id", port_id)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> _builtins.str:
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class GetInstanceMetadataResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetInstanceSecurityGroupResult(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str):
+        pulumi.set(__self__, "name", name)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+
+@pulumi.output_type
+class GetInstanceVolumeResult(dict):
+    def __init__(__self__, *,
+                 delete_on_termination: _builtins.bool,
+                 volume_id: _builtins.str):
+        pulumi.set(__self__, "delete_on_termination", delete_on_termination)
+        pulumi.set(__self__, "volume_id", volume_id)
+
+    @_builtins.property
+    @pulumi.getter(name="deleteOnTermination")
+    def delete_on_termination(self) -> _builtins.bool:
+        return pulumi.get(self, "delete_on_termination")
+
+    @_builtins.property
+    @pulumi.getter(name="volumeId")
+    def volume_id(self) -> _builtins.str:
+        return pulumi.get(self, "volume_id")
+
+
+@pulumi.output_type
+class GetK8sv2AuthenticationResult(dict):
+    def __init__(__self__, *,
+                 oidcs: Sequence['outputs.GetK8sv2AuthenticationOidcResult']):
+        pulumi.set(__self__, "oidcs", oidcs)
+
+    @_builtins.property
+    @pulumi.getter
+    def oidcs(self) -> Sequence['outputs.GetK8sv2AuthenticationOidcResult']:
+        return pulumi.get(self, "oidcs")
+
+
+@pulumi.output_type
+class GetK8sv2AuthenticationOidcResult(dict):
+    def __init__(__self__, *,
+                 client_id: _builtins.str,
+                 groups_claim: _builtins.str,
+                 groups_prefix: _builtins.str,
+                 issuer_url: _builtins.str,
+                 required_claims: Mapping[str, _builtins.str],
+                 signing_algs: Sequence[_builtins.str],
+                 username_claim: _builtins.str,
+                 username_prefix: _builtins.str):
+        pulumi.set(__self__, "client_id", client_id)
+        pulumi.set(__self__, "groups_claim", groups_claim)
+        pulumi.set(__self__, "groups_prefix", groups_prefix)
+        pulumi.set(__self__, "issuer_url", issuer_url)
+        pulumi.set(__self__, "required_claims", required_claims)
+        pulumi.set(__self__, "signing_algs", signing_algs)
+        pulumi.set(__self__, "username_claim", username_claim)
+        pulumi.set(__self__, "username_prefix", username_prefix)
+
+    @_builtins.property
+    @pulumi.getter(name="clientId")
+    def client_id(self) -> _builtins.str:
+        return pulumi.get(self, "client_id")
+
+    @_builtins.property
+    @pulumi.getter(name="groupsClaim")
+    def groups_claim(self) -> _builtins.str:
+        return pulumi.get(self, "groups_claim")
+
+    @_builtins.property
+    @pulumi.getter(name="groupsPrefix")
+    def groups_prefix(self) -> _builtins.str:
+        return pulumi.get(self, "groups_prefix")
+
+    @_builtins.property
+    @pulumi.getter(name="issuerUrl")
+    def issuer_url(self) -> _builtins.str:
+        return pulumi.get(self, "issuer_url")
+
+    @_builtins.property
+    @pulumi.getter(name="requiredClaims")
+    def required_claims(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "required_claims")
+
+    @_builtins.property
+    @pulumi.getter(name="signingAlgs")
+    def signing_algs(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "signing_algs")
+
+    @_builtins.property
+    @pulumi.getter(name="usernameClaim")
+    def username_claim(self) -> _builtins.str:
+        return pulumi.get(self, "username_claim")
+
+    @_builtins.property
+    @pulumi.getter(name="usernamePrefix")
+    def username_prefix(self) -> _builtins.str:
+        return pulumi.get(self, "username_prefix")
+
+
+@pulumi.output_type
+class GetK8sv2CniResult(dict):
+    def __init__(__self__, *,
+                 cilia: Sequence['outputs.GetK8sv2CniCiliumResult'],
+                 provider: _builtins.str):
+        pulumi.set(__self__, "cilia", cilia)
+        pulumi.set(__self__, "provider", provider)
+
+    @_builtins.property
+    @pulumi.getter
+    def cilia(self) -> Sequence['outputs.GetK8sv2CniCiliumResult']:
+        return pulumi.get(self, "cilia")
+
+    @_builtins.property
+    @pulumi.getter
+    def provider(self) -> _builtins.str:
+        return pulumi.get(self, "provider")
+
+
+@pulumi.output_type
+class GetK8sv2CniCiliumResult(dict):
+    def __init__(__self__, *,
+                 encryption: _builtins.bool,
+                 hubble_relay: _builtins.bool,
+                 hubble_ui: _builtins.bool,
+                 lb_acceleration: _builtins.bool,
+                 lb_mode: _builtins.str,
+                 mask_size: _builtins.float,
+                 mask_size_v6: _builtins.float,
+                 routing_mode: _builtins.str,
+                 tunnel: _builtins.str):
+        pulumi.set(__self__, "encryption", encryption)
+        pulumi.set(__self__, "hubble_relay", hubble_relay)
+        pulumi.set(__self__, "hubble_ui", hubble_ui)
+        pulumi.set(__self__, "lb_acceleration", lb_acceleration)
+        pulumi.set(__self__, "lb_mode", lb_mode)
+        pulumi.set(__self__, "mask_size", mask_size)
+        pulumi.set(__self__, "mask_size_v6", mask_size_v6)
+        pulumi.set(__self__, "routing_mode", routing_mode)
+        pulumi.set(__self__, "tunnel", tunnel)
+
+    @_builtins.property
+    @pulumi.getter
+    def encryption(self) -> _builtins.bool:
+        return pulumi.get(self, "encryption")
+
+    @_builtins.property
+    @pulumi.getter(name="hubbleRelay")
+    def hubble_relay(self) -> _builtins.bool:
+        return pulumi.get(self, "hubble_relay")
+
+    @_builtins.property
+    @pulumi.getter(name="hubbleUi")
+    def hubble_ui(self) -> _builtins.bool:
+        return pulumi.get(self, "hubble_ui")
+
+    @_builtins.property
+    @pulumi.getter(name="lbAcceleration")
+    def lb_acceleration(self) -> _builtins.bool:
+        return pulumi.get(self, "lb_acceleration")
+
+    @_builtins.property
+    @pulumi.getter(name="lbMode")
+    def lb_mode(self) -> _builtins.str:
+        return pulumi.get(self, "lb_mode")
+
+    @_builtins.property
+    @pulumi.getter(name="maskSize")
+    def mask_size(self) -> _builtins.float:
+        return pulumi.get(self, "mask_size")
+
+    @_builtins.property
+    @pulumi.getter(name="maskSizeV6")
+    def mask_size_v6(self) -> _builtins.float:
+        return pulumi.get(self, "mask_size_v6")
+
+    @_builtins.property
+    @pulumi.getter(name="routingMode")
+    def routing_mode(self) -> _builtins.str:
+        return pulumi.get(self, "routing_mode")
+
+    @_builtins.property
+    @pulumi.getter
+    def tunnel(self) -> _builtins.str:
+        return pulumi.get(self, "tunnel")
+
+
+@pulumi.output_type
+class GetK8sv2CsiResult(dict):
+    def __init__(__self__, *,
+                 nfs: Sequence['outputs.GetK8sv2CsiNfResult']):
+        pulumi.set(__self__, "nfs", nfs)
+
+    @_builtins.property
+    @pulumi.getter
+    def nfs(self) -> Sequence['outputs.GetK8sv2CsiNfResult']:
+        return pulumi.get(self, "nfs")
+
+
+@pulumi.output_type
+class GetK8sv2CsiNfResult(dict):
+    def __init__(__self__, *,
+                 vast_enabled: _builtins.bool):
+        pulumi.set(__self__, "vast_enabled", vast_enabled)
+
+    @_builtins.property
+    @pulumi.getter(name="vastEnabled")
+    def vast_enabled(self) -> _builtins.bool:
+        return pulumi.get(self, "vast_enabled")
+
+
+@pulumi.output_type
+class GetK8sv2DdosProfileResult(dict):
+    def __init__(__self__, *,
+                 enabled: _builtins.bool,
+                 fields: Sequence['outputs.GetK8sv2DdosProfileFieldResult'],
+                 profile_template: _builtins.float,
+                 profile_template_name: _builtins.str):
+        pulumi.set(__self__, "enabled", enabled)
+        pulumi.set(__self__, "fields", fields)
+        pulumi.set(__self__, "profile_template", profile_template)
+        pulumi.set(__self__, "profile_template_name", profile_template_name)
+
+    @_builtins.property
+    @pulumi.getter
+    def enabled(self) -> _builtins.bool:
+        return pulumi.get(self, "enabled")
+
+    @_builtins.property
+    @pulumi.getter
+    def fields(self) -> Sequence['outputs.GetK8sv2DdosProfileFieldResult']:
+        return pulumi.get(self, "fields")
+
+    @_builtins.property
+    @pulumi.getter(name="profileTemplate")
+    def profile_template(self) -> _builtins.float:
+        return pulumi.get(self, "profile_template")
+
+    @_builtins.property
+    @pulumi.getter(name="profileTemplateName")
+    def profile_template_name(self) -> _builtins.str:
+        return pulumi.get(self, "profile_template_name")
+
+
+@pulumi.output_type
+class GetK8sv2DdosProfileFieldResult(dict):
+    def __init__(__self__, *,
+                 base_field: _builtins.float,
+                 field_value: _builtins.str,
+                 value: _builtins.str):
+        pulumi.set(__self__, "base_field", base_field)
+        pulumi.set(__self__, "field_value", field_value)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter(name="baseField")
+    def base_field(self) -> _builtins.float:
+        return pulumi.get(self, "base_field")
+
+    @_builtins.property
+    @pulumi.getter(name="fieldValue")
+    def field_value(self) -> _builtins.str:
+        return pulumi.get(self, "field_value")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetK8sv2PoolResult(dict):
+    def __init__(__self__, *,
+                 auto_healing_enabled: _builtins.bool,
+                 boot_volume_size: _builtins.float,
+                 boot_volume_type: _builtins.str,
+                 created_at: _builtins.str,
+                 crio_config: Mapping[str, _builtins.str],
+                 flavor_id: _builtins.str,
+                 is_public_ipv4: _builtins.bool,
+                 kubelet_config: Mapping[str, _builtins.str],
+                 labels: Mapping[str, _builtins.str],
+                 max_node_count: _builtins.float,
+                 min_node_count: _builtins.float,
+                 name: _builtins.str,
+                 node_count: _builtins.float,
+                 servergroup_id: _builtins.str,
+                 servergroup_name: _builtins.str,
+                 servergroup_policy: _builtins.str,
+                 status: _builtins.str,
+                 taints: Mapping[str, _builtins.str]):
+        pulumi.set(__self__, "auto_healing_enabled", auto_healing_enabled)
+        pulumi.set(__self__, "boot_volume_size", boot_volume_size)
+        pulumi.set(__self__, "boot_volume_type", boot_volume_type)
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "crio_config", crio_config)
+        pulumi.set(__self__, "flavor_id", flavor_id)
+        pulumi.set(__self__, "is_public_ipv4", is_public_ipv4)
+        pulumi.set(__self__, "kubelet_config", kubelet_config)
+        pulumi.set(__self__, "labels", labels)
+        pulumi.set(__self__, "max_node_count", max_node_count)
+        pulumi.set(__self__, "min_node_count", min_node_count)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "node_count", node_count)
+        pulumi.set(__self__, "servergroup_id", servergroup_id)
+        pulumi.set(__self__, "servergroup_name", servergroup_name)
+        pulumi.set(__self__, "servergroup_policy", servergroup_policy)
+        pulumi.set(__self__, "status", status)
+        pulumi.set(__self__, "taints", taints)
+
+    @_builtins.property
+    @pulumi.getter(name="autoHealingEnabled")
+    def auto_healing_enabled(self) -> _builtins.bool:
+        return pulumi.get(self, "auto_healing_enabled")
+
+    @_builtins.property
+    @pulumi.getter(name="bootVolumeSize")
+    def boot_volume_size(self) -> _builtins.float:
+        return pulumi.get(self, "boot_volume_size")
+
+    @_builtins.property
+    @pulumi.getter(name="bootVolumeType")
+    def boot_volume_type(self) -> _builtins.str:
+        return pulumi.get(self, "boot_volume_type")
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter(name="crioConfig")
+    def crio_config(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "crio_config")
+
+    @_builtins.property
+    @pulumi.getter(name="flavorId")
+    def flavor_id(self) -> _builtins.str:
+        return pulumi.get(self, "flavor_id")
+
+    @_builtins.property
+    @pulumi.getter(name="isPublicIpv4")
+    def is_public_ipv4(self) -> _builtins.bool:
+        return pulumi.get(self, "is_public_ipv4")
+
+    @_builtins.property
+    @pulumi.getter(name="kubeletConfig")
+    def kubelet_config(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "kubelet_config")
+
+    @_builtins.property
+    @pulumi.getter
+    def labels(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "labels")
+
+    @_builtins.property
+    @pulumi.getter(name="maxNodeCount")
+    def max_node_count(self) -> _builtins.float:
+        return pulumi.get(self, "max_node_count")
+
+    @_builtins.property
+    @pulumi.getter(name="minNodeCount")
+    def min_node_count(self) -> _builtins.float:
+        return pulumi.get(self, "min_node_count")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="nodeCount")
+    def node_count(self) -> _builtins.float:
+        return pulumi.get(self, "node_count")
+
+    @_builtins.property
+    @pulumi.getter(name="servergroupId")
+    def servergroup_id(self) -> _builtins.str:
+        return pulumi.get(self, "servergroup_id")
+
+    @_builtins.property
+    @pulumi.getter(name="servergroupName")
+    def servergroup_name(self) -> _builtins.str:
+        return pulumi.get(self, "servergroup_name")
+
+    @_builtins.property
+    @pulumi.getter(name="servergroupPolicy")
+    def servergroup_policy(self) -> _builtins.str:
+        return pulumi.get(self, "servergroup_policy")
+
+    @_builtins.property
+    @pulumi.getter
+    def status(self) -> _builtins.str:
+        return pulumi.get(self, "status")
+
+    @_builtins.property
+    @pulumi.getter
+    def taints(self) -> Mapping[str, _builtins.str]:
+        return pulumi.get(self, "taints")
+
+
+@pulumi.output_type
+class GetLblistenerUserListResult(dict):
+    def __init__(__self__, *,
+                 encrypted_password: _builtins.str,
+                 username: _builtins.str):
+        """
+        :param _builtins.str encrypted_password: Encrypted password (hash) to auth via Basic Authentication
+        :param _builtins.str username: Username to auth via Basic Authentication
+        """
+        pulumi.set(__self__, "encrypted_password", encrypted_password)
+        pulumi.set(__self__, "username", username)
+
+    @_builtins.property
+    @pulumi.getter(name="encryptedPassword")
+    def encrypted_password(self) -> _builtins.str:
+        """
+        Encrypted password (hash) to auth via Basic Authentication
+        """
+        return pulumi.get(self, "encrypted_password")
+
+    @_builtins.property
+    @pulumi.getter
+    def username(self) -> _builtins.str:
+        """
+        Username to auth via Basic Authentication
+        """
+        return pulumi.get(self, "username")
+
+
+@pulumi.output_type
+class GetLbpoolHealthMonitorResult(dict):
+    def __init__(__self__, *,
+                 delay: _builtins.float,
+                 expected_codes: _builtins.str,
+                 http_method: _builtins.str,
+                 id: _builtins.str,
+                 max_retries: _builtins.float,
+                 max_retries_down: _builtins.float,
+                 timeout: _builtins.float,
+                 type: _builtins.str,
+                 url_path: _builtins.str):
+        pulumi.set(__self__, "delay", delay)
+        pulumi.set(__self__, "expected_codes", expected_codes)
+        pulumi.set(__self__, "http_method", http_method)
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "max_retries", max_retries)
+        pulumi.set(__self__, "max_retries_down", max_retries_down)
+        pulumi.set(__self__, "timeout", timeout)
+        pulumi.set(__self__, "type", type)
+        pulumi.set(__self__, "url_path", url_path)
+
+    @_builtins.property
+    @pulumi.getter
+    def delay(self) -> _builtins.float:
+        return pulumi.get(self, "delay")
+
+    @_builtins.property
+    @pulumi.getter(name="expectedCodes")
+    def expected_codes(self) -> _builtins.str:
+        return pulumi.get(self, "expected_codes")
+
+    @_builtins.property
+    @pulumi.getter(name="httpMethod")
+    def http_method(self) -> _builtins.str:
+        return pulumi.get(self, "http_method")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="maxRetries")
+    def max_retries(self) -> _builtins.float:
+        return pulumi.get(self, "max_retries")
+
+    @_builtins.property
+    @pulumi.getter(name="maxRetriesDown")
+    def max_retries_down(self) -> _builtins.float:
+        return pulumi.get(self, "max_retries_down")
+
+    @_builtins.property
+    @pulumi.getter
+    def timeout(self) -> _builtins.float:
+        return pulumi.get(self, "timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+    @_builtins.property
+    @pulumi.getter(name="urlPath")
+    def url_path(self) -> _builtins.str:
+        return pulumi.get(self, "url_path")
+
+
+@pulumi.output_type
+class GetLbpoolSessionPersistenceResult(dict):
+    def __init__(__self__, *,
+                 cookie_name: _builtins.str,
+                 persistence_granularity: _builtins.str,
+                 persistence_timeout: _builtins.float,
+                 type: _builtins.str):
+        pulumi.set(__self__, "cookie_name", cookie_name)
+        pulumi.set(__self__, "persistence_granularity", persistence_granularity)
+        pulumi.set(__self__, "persistence_timeout", persistence_timeout)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="cookieName")
+    def cookie_name(self) -> _builtins.str:
+        return pulumi.get(self, "cookie_name")
+
+    @_builtins.property
+    @pulumi.getter(name="persistenceGranularity")
+    def persistence_granularity(self) -> _builtins.str:
+        return pulumi.get(self, "persistence_granularity")
+
+    @_builtins.property
+    @pulumi.getter(name="persistenceTimeout")
+    def persistence_timeout(self) -> _builtins.float:
+        return pulumi.get(self, "persistence_timeout")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetLoadbalancerListenerResult(dict):
+    def __init__(__self__, *,
+                 id: _builtins.str,
+                 name: _builtins.str,
+                 protocol: _builtins.str,
+                 protocol_port: _builtins.float):
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "protocol", protocol)
+        pulumi.set(__self__, "protocol_port", protocol_port)
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter(name="protocolPort")
+    def protocol_port(self) -> _builtins.float:
+        return pulumi.get(self, "protocol_port")
+
+
+@pulumi.output_type
+class GetLoadbalancerMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetLoadbalancerv2AdditionalVipResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class GetLoadbalancerv2MetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetLoadbalancerv2VrrpIpResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class GetNetworkMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetPostgresClusterDatabaseResult(dict):
+    def __init__(__self__, *,
+                 name: _builtins.str,
+                 owner: _builtins.str,
+                 size: _builtins.float):
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "owner", owner)
+        pulumi.set(__self__, "size", size)
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter
+    def owner(self) -> _builtins.str:
+        return pulumi.get(self, "owner")
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> _builtins.float:
+        return pulumi.get(self, "size")
+
+
+@pulumi.output_type
+class GetPostgresClusterFlavorResult(dict):
+    def __init__(__self__, *,
+                 cpu: _builtins.float,
+                 memory: _builtins.float):
+        pulumi.set(__self__, "cpu", cpu)
+        pulumi.set(__self__, "memory", memory)
+
+    @_builtins.property
+    @pulumi.getter
+    def cpu(self) -> _builtins.float:
+        return pulumi.get(self, "cpu")
+
+    @_builtins.property
+    @pulumi.getter
+    def memory(self) -> _builtins.float:
+        return pulumi.get(self, "memory")
+
+
+@pulumi.output_type
+class GetPostgresClusterNetworkResult(dict):
+    def __init__(__self__, *,
+                 acls: Sequence[_builtins.str],
+                 connection_string: _builtins.str,
+                 host: _builtins.str,
+                 network_type: _builtins.str):
+        pulumi.set(__self__, "acls", acls)
+        pulumi.set(__self__, "connection_string", connection_string)
+        pulumi.set(__self__, "host", host)
+        pulumi.set(__self__, "network_type", network_type)
+
+    @_builtins.property
+    @pulumi.getter
+    def acls(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "acls")
+
+    @_builtins.property
+    @pulumi.getter(name="connectionString")
+    def connection_string(self) -> _builtins.str:
+        return pulumi.get(self, "connection_string")
+
+    @_builtins.property
+    @pulumi.getter
+    def host(self) -> _builtins.str:
+        return pulumi.get(self, "host")
+
+    @_builtins.property
+    @pulumi.getter(name="networkType")
+    def network_type(self) -> _builtins.str:
+        return pulumi.get(self, "network_type")
+
+
+@pulumi.output_type
+class GetPostgresClusterPgConfigResult(dict):
+    def __init__(__self__, *,
+                 pg_conf: _builtins.str,
+                 pooler_mode: _builtins.str,
+                 pooler_type: _builtins.str,
+                 version: _builtins.str):
+        pulumi.set(__self__, "pg_conf", pg_conf)
+        pulumi.set(__self__, "pooler_mode", pooler_mode)
+        pulumi.set(__self__, "pooler_type", pooler_type)
+        pulumi.set(__self__, "version", version)
+
+    @_builtins.property
+    @pulumi.getter(name="pgConf")
+    def pg_conf(self) -> _builtins.str:
+        return pulumi.get(self, "pg_conf")
+
+    @_builtins.property
+    @pulumi.getter(name="poolerMode")
+    def pooler_mode(self) -> _builtins.str:
+        return pulumi.get(self, "pooler_mode")
+
+    @_builtins.property
+    @pulumi.getter(name="poolerType")
+    def pooler_type(self) -> _builtins.str:
+        return pulumi.get(self, "pooler_type")
+
+    @_builtins.property
+    @pulumi.getter
+    def version(self) -> _builtins.str:
+        return pulumi.get(self, "version")
+
+
+@pulumi.output_type
+class GetPostgresClusterStorageResult(dict):
+    def __init__(__self__, *,
+                 size: _builtins.float,
+                 type: _builtins.str):
+        pulumi.set(__self__, "size", size)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter
+    def size(self) -> _builtins.float:
+        return pulumi.get(self, "size")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetPostgresClusterUserResult(dict):
+    def __init__(__self__, *,
+                 is_secret_revealed: _builtins.bool,
+                 name: _builtins.str,
+                 role_attributes: Sequence[_builtins.str]):
+        pulumi.set(__self__, "is_secret_revealed", is_secret_revealed)
+        pulumi.set(__self__, "name", name)
+        pulumi.set(__self__, "role_attributes", role_attributes)
+
+    @_builtins.property
+    @pulumi.getter(name="isSecretRevealed")
+    def is_secret_revealed(self) -> _builtins.bool:
+        return pulumi.get(self, "is_secret_revealed")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> _builtins.str:
+        return pulumi.get(self, "name")
+
+    @_builtins.property
+    @pulumi.getter(name="roleAttributes")
+    def role_attributes(self) -> Sequence[_builtins.str]:
+        return pulumi.get(self, "role_attributes")
+
+
+@pulumi.output_type
+class GetReservedfixedipAllowedAddressPairResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 mac_address: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "mac_address", mac_address)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="macAddress")
+    def mac_address(self) -> _builtins.str:
+        return pulumi.get(self, "mac_address")
+
+
+@pulumi.output_type
+class GetRouterExternalGatewayInfoResult(dict):
+    def __init__(__self__, *,
+                 enable_snat: _builtins.bool,
+                 external_fixed_ips: Sequence['outputs.GetRouterExternalGatewayInfoExternalFixedIpResult'],
+                 network_id: _builtins.str):
+        pulumi.set(__self__, "enable_snat", enable_snat)
+        pulumi.set(__self__, "external_fixed_ips", external_fixed_ips)
+        pulumi.set(__self__, "network_id", network_id)
+
+    @_builtins.property
+    @pulumi.getter(name="enableSnat")
+    def enable_snat(self) -> _builtins.bool:
+        return pulumi.get(self, "enable_snat")
+
+    @_builtins.property
+    @pulumi.getter(name="externalFixedIps")
+    def external_fixed_ips(self) -> Sequence['outputs.GetRouterExternalGatewayInfoExternalFixedIpResult']:
+        return pulumi.get(self, "external_fixed_ips")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+
+@pulumi.output_type
+class GetRouterExternalGatewayInfoExternalFixedIpResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 subnet_id: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+
+@pulumi.output_type
+class GetRouterInterfaceResult(dict):
+    def __init__(__self__, *,
+                 ip_address: _builtins.str,
+                 mac_address: _builtins.str,
+                 network_id: _builtins.str,
+                 port_id: _builtins.str,
+                 subnet_id: _builtins.str,
+                 type: _builtins.str):
+        pulumi.set(__self__, "ip_address", ip_address)
+        pulumi.set(__self__, "mac_address", mac_address)
+        pulumi.set(__self__, "network_id", network_id)
+        pulumi.set(__self__, "port_id", port_id)
+        pulumi.set(__self__, "subnet_id", subnet_id)
+        pulumi.set(__self__, "type", type)
+
+    @_builtins.property
+    @pulumi.getter(name="ipAddress")
+    def ip_address(self) -> _builtins.str:
+        return pulumi.get(self, "ip_address")
+
+    @_builtins.property
+    @pulumi.getter(name="macAddress")
+    def mac_address(self) -> _builtins.str:
+        return pulumi.get(self, "mac_address")
+
+    @_builtins.property
+    @pulumi.getter(name="networkId")
+    def network_id(self) -> _builtins.str:
+        return pulumi.get(self, "network_id")
+
+    @_builtins.property
+    @pulumi.getter(name="portId")
+    def port_id(self) -> _builtins.str:
+        return pulumi.get(self, "port_id")
+
+    @_builtins.property
+    @pulumi.getter(name="subnetId")
+    def subnet_id(self) -> _builtins.str:
+        return pulumi.get(self, "subnet_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def type(self) -> _builtins.str:
+        return pulumi.get(self, "type")
+
+
+@pulumi.output_type
+class GetRouterRouteResult(dict):
+    def __init__(__self__, *,
+                 destination: _builtins.str,
+                 nexthop: _builtins.str):
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "nexthop", nexthop)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> _builtins.str:
+        return pulumi.get(self, "destination")
+
+    @_builtins.property
+    @pulumi.getter
+    def nexthop(self) -> _builtins.str:
+        return pulumi.get(self, "nexthop")
+
+
+@pulumi.output_type
+class GetSecuritygroupMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetSecuritygroupSecurityGroupRuleResult(dict):
+    def __init__(__self__, *,
+                 created_at: _builtins.str,
+                 description: _builtins.str,
+                 direction: _builtins.str,
+                 ethertype: _builtins.str,
+                 id: _builtins.str,
+                 port_range_max: _builtins.float,
+                 port_range_min: _builtins.float,
+                 protocol: _builtins.str,
+                 remote_group_id: _builtins.str,
+                 remote_ip_prefix: _builtins.str,
+                 updated_at: _builtins.str):
+        pulumi.set(__self__, "created_at", created_at)
+        pulumi.set(__self__, "description", description)
+        pulumi.set(__self__, "direction", direction)
+        pulumi.set(__self__, "ethertype", ethertype)
+        pulumi.set(__self__, "id", id)
+        pulumi.set(__self__, "port_range_max", port_range_max)
+        pulumi.set(__self__, "port_range_min", port_range_min)
+        pulumi.set(__self__, "protocol", protocol)
+        pulumi.set(__self__, "remote_group_id", remote_group_id)
+        pulumi.set(__self__, "remote_ip_prefix", remote_ip_prefix)
+        pulumi.set(__self__, "updated_at", updated_at)
+
+    @_builtins.property
+    @pulumi.getter(name="createdAt")
+    def created_at(self) -> _builtins.str:
+        return pulumi.get(self, "created_at")
+
+    @_builtins.property
+    @pulumi.getter
+    def description(self) -> _builtins.str:
+        return pulumi.get(self, "description")
+
+    @_builtins.property
+    @pulumi.getter
+    def direction(self) -> _builtins.str:
+        return pulumi.get(self, "direction")
+
+    @_builtins.property
+    @pulumi.getter
+    def ethertype(self) -> _builtins.str:
+        return pulumi.get(self, "ethertype")
+
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="portRangeMax")
+    def port_range_max(self) -> _builtins.float:
+        return pulumi.get(self, "port_range_max")
+
+    @_builtins.property
+    @pulumi.getter(name="portRangeMin")
+    def port_range_min(self) -> _builtins.float:
+        return pulumi.get(self, "port_range_min")
+
+    @_builtins.property
+    @pulumi.getter
+    def protocol(self) -> _builtins.str:
+        return pulumi.get(self, "protocol")
+
+    @_builtins.property
+    @pulumi.getter(name="remoteGroupId")
+    def remote_group_id(self) -> _builtins.str:
+        return pulumi.get(self, "remote_group_id")
+
+    @_builtins.property
+    @pulumi.getter(name="remoteIpPrefix")
+    def remote_ip_prefix(self) -> _builtins.str:
+        return pulumi.get(self, "remote_ip_prefix")
+
+    @_builtins.property
+    @pulumi.getter(name="updatedAt")
+    def updated_at(self) -> _builtins.str:
+        return pulumi.get(self, "updated_at")
+
+
+@pulumi.output_type
+class GetServergroupInstanceResult(dict):
+    def __init__(__self__, *,
+                 instance_id: _builtins.str,
+                 instance_name: _builtins.str):
+        pulumi.set(__self__, "instance_id", instance_id)
+        pulumi.set(__self__, "instance_name", instance_name)
+
+    @_builtins.property
+    @pulumi.getter(name="instanceId")
+    def instance_id(self) -> _builtins.str:
+        return pulumi.get(self, "instance_id")
+
+    @_builtins.property
+    @pulumi.getter(name="instanceName")
+    def instance_name(self) -> _builtins.str:
+        return pulumi.get(self, "instance_name")
+
+
+@pulumi.output_type
+class GetSubnetHostRouteResult(dict):
+    def __init__(__self__, *,
+                 destination: _builtins.str,
+                 nexthop: _builtins.str):
+        pulumi.set(__self__, "destination", destination)
+        pulumi.set(__self__, "nexthop", nexthop)
+
+    @_builtins.property
+    @pulumi.getter
+    def destination(self) -> _builtins.str:
+        return pulumi.get(self, "destination")
+
+    @_builtins.property
+    @pulumi.getter
+    def nexthop(self) -> _builtins.str:
+        return pulumi.get(self, "nexthop")
+
+
+@pulumi.output_type
+class GetSubnetMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
+
+
+@pulumi.output_type
+class GetVolumeMetadataReadOnlyResult(dict):
+    def __init__(__self__, *,
+                 key: _builtins.str,
+                 read_only: _builtins.bool,
+                 value: _builtins.str):
+        pulumi.set(__self__, "key", key)
+        pulumi.set(__self__, "read_only", read_only)
+        pulumi.set(__self__, "value", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def key(self) -> _builtins.str:
+        return pulumi.get(self, "key")
+
+    @_builtins.property
+    @pulumi.getter(name="readOnly")
+    def read_only(self) -> _builtins.bool:
+        return pulumi.get(self, "read_only")
+
+    @_builtins.property
+    @pulumi.getter
+    def value(self) -> _builtins.str:
+        return pulumi.get(self, "value")
 
 
