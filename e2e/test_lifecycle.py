@@ -257,7 +257,7 @@ def test_a_flavor_change_is_an_update_the_guard_blocks(dev: LocalStack, workdir:
     pools = "/cloud/v2/k8s/clusters/1/76/gpu-dev/pools"
     calls = [c for c in api_calls(workdir, since) if not c.startswith("GET /cloud/v1/tasks/")]
     assert [c for c in calls if not c.startswith("GET")] == [
-        f"POST {pools}/check_limits", f"DELETE {pools}/gpu", f"POST {pools}"], calls
+        "POST /cloud/v2/k8s/clusters/1/76/pools/check_limits", f"DELETE {pools}/gpu", f"POST {pools}"], calls
     polls = [c for c in api_calls(workdir, since) if c.startswith("GET /cloud/v1/tasks/")]
     assert len(polls) >= 2 * 2  # each task polled (once a second) until it FINISHED three seconds later
     pool = next(p for p in gcore_api.read_cluster(workdir / "dev" / "gcore-api", "gpu-dev")["pools"]
