@@ -155,10 +155,13 @@ def left_the_band(readings: Sequence[Reading], trigger: str) -> list[Reading]:
 SCRAPE = 15
 #: The model rows' spacing in the scenarios' notes (the stand-in ticks every second; every fifth tick is kept).
 ROWS = 5.0
-#: How far in time the model's value may be from a reading: one scrape (where in its cycle the real scrape, the
-#: subquery's steps and KEDA's query fell, which the run does not keep) and one row (a load change reaches the
-#: replay up to a row late).
-LAG = SCRAPE + ROWS
+#: How far in time the model's value may be from a reading: two scrapes and one row (a load change reaches the
+#: replay up to a row late). One scrape is where in its cycle the real scrape, the subquery's steps and KEDA's
+#: query fell, which the run does not keep. The second is measured, not explained: across six runs on two cores
+#: the first reading after the rise ranged from 1.74 (+8.5 s) to 2.70 (+13.4 s), up to two smoothing steps ahead
+#: of the model (which reads 1.42 until +30 s); with one scrape the 2.70 run failed. The instant P90 this guards
+#: against still misses by far more (tests/test_serving_chain_replay.py).
+LAG = 2 * SCRAPE + ROWS
 #: And in value, beyond that: the replay steps on the rows, not on the stand-in's every second.
 SLACK = 0.1
 #: Seconds the replay runs at the first scenario's starting load before it (the suite's warm-up holds it).
