@@ -34,14 +34,14 @@ _KEYS = {"": KNOWN_KEYS["workloads[]"], **{k.removeprefix("workloads[]."): v for
                                           if k.startswith("workloads[].")}}
 
 
-class PortArgs(TypedDict):
+class Port(TypedDict):
     name: str
     """The port's name (a DNS label), which `metrics.port` refers to."""
     port: int
     """The container port, 1 to 65535."""
 
 
-class MetricsArgs(TypedDict):
+class Metrics(TypedDict):
     port: str
     """The name of the port (in `ports`) that serves the workload's own Prometheus metrics."""
     path: NotRequired[str]
@@ -50,22 +50,26 @@ class MetricsArgs(TypedDict):
     """The scrape interval, e.g. `15s` (the default)."""
 
 
-class RequestsArgs(TypedDict):
+class ResourceRequests(TypedDict):
     cpu: NotRequired[str]
     """CPU per pod, a Kubernetes quantity such as `4`."""
     memory: NotRequired[str]
     """Memory per pod, a Kubernetes quantity such as `32Gi`."""
 
 
-class PoolArgs(TypedDict):
+class Pool(TypedDict):
     labels: pulumi.Input[Mapping[str, pulumi.Input[str]]]
     """The GPU pool's node labels, which the pods select: the platform stack's `gpuPool.labels`."""
     taints: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
     """The pool's taints as `{key: "value:Effect"}`, which the pods tolerate: the platform stack's `gpuPool.taints`."""
-    gpus_per_node: NotRequired[pulumi.Input[int]]
-    """GPUs of one node (`gpuPool.gpusPerNode`): checked against `gpusPerPod`, and sizes a spot pool's budget."""
-    max_nodes: NotRequired[pulumi.Input[int]]
-    """The pool's node ceiling (`gpuPool.maxNodes`): checked against `maxReplicas` × `gpusPerPod`."""
+    # Numbers, not integers: the Python provider host converts an integer input with int(), which fails on the
+    # Output another stack's value arrives as (pulumi 3.272, provider/experimental/component.py
+    # `map_input_properties`); a whole number is still required.
+    gpus_per_node: NotRequired[pulumi.Input[float]]
+    """GPUs of one node (`gpuPool.gpusPerNode`, a whole number): checked against `gpusPerPod`, and sizes a spot
+    pool's budget."""
+    max_nodes: NotRequired[pulumi.Input[float]]
+    """The pool's node ceiling (`gpuPool.maxNodes`, a whole number): checked against `maxReplicas` × `gpusPerPod`."""
     spot: NotRequired[pulumi.Input[bool]]
     """Whether the pool's nodes are spot (reclaimable): pods on a lost node are replaced after 30 s."""
 
@@ -77,8 +81,8 @@ class GpuWorkloadArgs(TypedDict):
     """The container image, pinned by tag or digest (not `:latest`)."""
     max_replicas: int
     """The most replicas KEDA may scale to."""
-    pool: pulumi.Input[PoolArgs]
-    """The GPU pool the pods run on: pass the platform stack's `gpuPool` output."""
+    pool: Pool
+    """The GPU pool the pods run on: the fields of the platform stack's `gpuPool` output (each an Input)."""
     prometheus_url: pulumi.Input[str]
     """The Prometheus KEDA queries: the platform stack's `prometheusUrl` output."""
     namespace: NotRequired[str]
@@ -95,7 +99,7 @@ class GpuWorkloadArgs(TypedDict):
     """The container's arguments."""
     env: NotRequired[dict[str, str]]
     """Environment variables (plain values; not for secrets)."""
-    requests: NotRequired[RequestsArgs]
+    requests: NotRequired[ResourceRequests]
     """CPU and memory per pod."""
     interruptible: NotRequired[bool]
     """Whether the workload tolerates losing its pods at once (batch work): required on a spot pool."""
@@ -109,12 +113,19 @@ class GpuWorkloadArgs(TypedDict):
     """Replicas KEDA holds while its query fails (default: minReplicas, at least 1)."""
     termination_grace_period_seconds: NotRequired[int]
     """Seconds a removed pod has to finish (default 60)."""
-    ports: NotRequired[list[PortArgs]]
+    ports: NotRequired[list[Port]]
     """Ports the container serves; with any, a ClusterIP Service over them."""
-    metrics: NotRequired[MetricsArgs]
+    metrics: NotRequired[Metrics]
     """The workload's own metrics endpoint, scraped through a PodMonitor."""
     priority_class_name: NotRequired[pulumi.Input[str]]
     """The pods' PriorityClass; the platform's workloads use `gpu-workload` (above its headroom placeholders)."""
+
+
+def _whole(value: Any) -> Any:
+    """A whole number as the int the schema declares: the Python provider host hands integer inputs over as the
+    floats they travel as (pulumi 3.272, provider/experimental/component.py `map_input_properties`: its int()
+    conversion is overwritten by the plain assignment after it). Any other value is the model's to judge."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 #: The arguments that are not the workload's own keys.
@@ -146,7 +157,9 @@ class GpuWorkload(pulumi.ComponentResource):
 
     def _workload(self, args: GpuWorkloadArgs) -> WorkloadConfig:
         """The workload's own keys, checked by the platform's model and rules before any child exists."""
-        raw: dict[str, Any] = {to_camel(k): v for k, v in args.items() if k not in _PLATFORM_ARGS}
+        raw: dict[str, Any] = {to_camel(k): _whole(v) for k, v in args.items() if k not in _PLATFORM_ARGS}
+        if "ports" in raw:
+            raw["ports"] = [{**p, "port": _whole(p.get("port"))} if isinstance(p, dict) else p for p in raw["ports"]]
         try:
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:
@@ -159,11 +172,12 @@ class GpuWorkload(pulumi.ComponentResource):
         try:
             placement = PoolPlacement(labels=dict(pool["labels"]), taints=dict(pool.get("taints") or {}),
                                       spot=bool(pool.get("spot", False)),
-                                      gpus_per_node=int(pool.get("gpusPerNode") or pool.get("gpus_per_node") or 0))
-            max_nodes = int(pool.get("maxNodes") or pool.get("max_nodes") or 0)
+                                      gpus_per_node=int(pool.get("gpus_per_node") or 0))
+            max_nodes = int(pool.get("max_nodes") or 0)
         except (KeyError, TypeError, ValueError) as exc:
             self._refuse([Problem("pool", pool, f"lacks {exc!s} or has a value of the wrong type",
-                                  "pass the platform stack's gpuPool output (labels, taints, gpusPerNode, maxNodes)")])
+                                  "pass the fields of the platform stack's gpuPool output (labels, taints, "
+                                  "gpusPerNode, maxNodes)")])
             raise  # not reached: _refuse raised
         if placement.gpus_per_node and max_nodes:
             self._refuse(fit_problems("", w, placement.gpus_per_node, max_nodes))

@@ -31,9 +31,11 @@ from gpu_platform import GpuWorkload
 
 platform = pulumi.StackReference({PLATFORM_STACK!r})
 workload = pulumi.Config().require_object("workload")
+gpu_pool = platform.require_output("gpuPool")
 cluster = k8s.Provider("platform-cluster", kubeconfig=platform.require_output("kubeconfig"))
 GpuWorkload(workload["name"], {{**{{to_snake(k): v for k, v in workload.items()}},
-                                "pool": platform.require_output("gpuPool"),
+                                "pool": {{k: gpu_pool[f] for k, f in (("labels", "labels"), ("taints", "taints"),
+                                          ("gpus_per_node", "gpusPerNode"), ("max_nodes", "maxNodes"))}},
                                 "prometheus_url": platform.require_output("prometheusUrl")}},
             opts=pulumi.ResourceOptions(providers={{"kubernetes": cluster}}))
 '''
@@ -43,6 +45,7 @@ KINDS = ("kubernetes:apps/v1:Deployment", "kubernetes:keda.sh/v1alpha1:ScaledObj
 
 def program(tmp_path: Path, platform: ReferencedStack, workload: dict[str, Any],
             into: Recording | None = None) -> Recording:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "Pulumi.yaml").write_text("name: workload-team\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": {"workload-team:workload": workload}}))
     (tmp_path / "__main__.py").write_text(PROGRAM)
@@ -57,10 +60,16 @@ def platform(recordings: dict[str, Recording]) -> ReferencedStack:
 def test_the_schema_takes_the_stack_files_workload_keys_and_the_platforms_outputs_as_inputs() -> None:
     """`pulumi package add` generates every language's SDK from this schema: the workload's keys under the stack
     file's names (which the component hands to the platform's model), the platform's outputs as Inputs."""
-    component = Analyzer("gpu-platform").analyze([GpuWorkload])["component_definitions"]["GpuWorkload"]
+    schema = Analyzer("gpu-platform").analyze([GpuWorkload])
+    component = schema["component_definitions"]["GpuWorkload"]
     platform_args = {"pool", "prometheusUrl", "priorityClassName"}
     assert set(component.inputs) - platform_args <= set(KNOWN_KEYS["workloads[]"])
-    assert {k for k, p in component.inputs.items() if not p.plain} == platform_args
+    assert {k for k, p in component.inputs.items() if not p.plain} == platform_args - {"pool"}
+    # The pool's fields, each an Input (an Output of the platform stack): the pool itself is a plain object, as the
+    # provider maps a nested type only when it is given as one (pulumi provider/experimental/component.py).
+    pool = schema["type_definitions"]["Pool"]
+    assert set(pool.properties) == {"labels", "taints", "gpusPerNode", "maxNodes", "spot"}
+    assert not any(p.plain for p in pool.properties.values())
     assert all(p.description for p in component.inputs.values())
     assert set(component.outputs) == {"deploymentName", "scaledObjectName", "namespace"}
 
@@ -92,3 +101,16 @@ def test_a_bad_argument_is_refused_naming_it_before_anything_is_registered(
         program(tmp_path, platform, workload, into=rec)
     assert said in str(err.value)
     assert not [r for r in rec.resources if r.type in KINDS]
+
+
+def test_whole_numbers_arrive_as_the_provider_host_hands_them_and_fractions_are_refused(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """Through `pulumi package add`, integer arguments reach the component as floats (the wire's numbers): 4.0
+    replicas are 4, 4.5 are refused."""
+    workload = {"name": "floats", "image": "registry.example.com/x:1.0", "maxReplicas": 4.0, "minReplicas": 1.0,
+                "ports": [{"name": "http", "port": 8080.0}]}
+    rec = program(tmp_path, platform, workload)
+    spec = rec.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")[0].inputs["spec"]
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (1, 4)
+    with pytest.raises(Exception, match=r"maxReplicas: 4\.5 is not a whole number"):
+        program(tmp_path / "b", platform, {**workload, "maxReplicas": 4.5})

@@ -1,0 +1,37 @@
+"""A workload team's stack: one GPU workload on the platform, through the platform's component package.
+
+Added once with `pulumi package add <platform checkout>/gpu_platform` (or its git URL), which generates the
+`pulumi_gpu_platform` SDK into sdks/ and adds it to requirements.txt. The platform is read only through its stack's
+outputs, passed to the component as Inputs; the component checks the workload with the platform's own rules.
+"""
+
+import pulumi
+import pulumi_gpu_platform as gpu
+import pulumi_kubernetes as k8s
+
+config = pulumi.Config()
+platform = pulumi.StackReference(config.require("platformStack"))
+workload = config.require_object("workload")
+gpu_pool = platform.require_output("gpuPool")
+
+cluster = k8s.Provider("platform-cluster", kubeconfig=platform.require_output("kubeconfig"),
+                       enable_server_side_apply=True)
+app = gpu.GpuWorkload(
+    workload["name"],
+    pool=gpu.PoolArgs(labels=gpu_pool["labels"], taints=gpu_pool["taints"], gpus_per_node=gpu_pool["gpusPerNode"],
+                      max_nodes=gpu_pool["maxNodes"]),
+    prometheus_url=platform.require_output("prometheusUrl"),
+    name=workload["name"],
+    image=workload["image"],
+    namespace=workload.get("namespace"),
+    command=workload.get("command"),
+    args=workload.get("args"),
+    min_replicas=workload.get("minReplicas"),
+    max_replicas=workload["maxReplicas"],
+    target_utilization=workload.get("targetUtilization"),
+    priority_class_name=workload.get("priorityClassName"),
+    opts=pulumi.ResourceOptions(providers={"kubernetes": cluster}),
+)
+pulumi.export("deployment", app.deployment_name)
+pulumi.export("scaledObject", app.scaled_object_name)
+pulumi.export("namespace", app.namespace)
