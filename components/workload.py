@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,7 +23,8 @@ from stacknames import PLATFORM_LABELS, WORKLOAD_PRIORITY_CLASS
 class GpuWorkloadArgs:
     workload: WorkloadConfig
     namespace: pulumi.Input[str]
-    placement: PoolPlacement
+    #: The pool's labels, taints and kind; an Output where they come from another stack.
+    placement: pulumi.Input[PoolPlacement]
     prometheus_url: pulumi.Input[str]
     #: What the pods need before they can start (the GPU Operator's device plugin).
     gpu_ready: Sequence[pulumi.Resource] = field(default_factory=list)
@@ -48,95 +50,107 @@ class GpuWorkload(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
-        w = args.workload
-        labels = specs.labels(w)
-        pod_inputs = self._serving_children(name, args, labels)
-        spec = specs.deployment_spec(w, args.placement, args.provision_minutes)
-        create_minutes, update_minutes = specs.rollout_timeouts(w, args.provision_minutes)
-        if args.priority_class is not None:
-            spec["template"]["spec"]["priorityClassName"] = args.priority_class
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment",
-            metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=spec,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[*args.gpu_ready, *pod_inputs],
-                # A pod may wait for a bare-metal node and a multi-GB image; an update replaces the pods round by
-                # round (renderers/workload_specs.py rollout_timeouts).
-                custom_timeouts=pulumi.CustomTimeouts(
-                    create=f"{create_minutes}m", update=f"{update_minutes}m"
-                ),
-            ),
-        )
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=specs.pdb_spec(w, args.placement),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.scaled_object = k8s.apiextensions.CustomResource(
-            f"{name}-scaledobject",
-            api_version="keda.sh/v1alpha1",
-            kind="ScaledObject",
-            metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-            spec=pulumi.Output.from_input(args.prometheus_url).apply(lambda url: specs.scaled_object_spec(w, url)),
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.deployment, *args.scaler_ready, *args.gpu_ready]
-            ),
-        )
-        self.service_address = specs.service_address(w)
+        self.deployment, self.scaled_object = workload_children(self, name, args)
+        self.service_address = specs.service_address(args.workload)
         self.register_outputs(
             {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
              "serviceAddress": self.service_address}
         )
 
-    def _serving_children(self, name: str, args: GpuWorkloadArgs, labels: dict[str, str]) -> list[pulumi.Resource]:
-        """Secrets the pods read, their Service and PodMonitor; returns what the pods need first."""
-        w = args.workload
-        child = pulumi.ResourceOptions(parent=self)
-        needed: list[pulumi.Resource] = []
-        missing = sorted(set(w.secret_env) ^ set(args.secret_env))
-        if missing:
-            raise ValueError(f"workload {w.name}: secret values for {missing} do not match secretEnv")
-        if w.secret_env:
-            needed.append(k8s.core.v1.Secret(
-                f"{name}-env-secret",
-                metadata={"name": specs.env_secret_name(w.name), "namespace": args.namespace, "labels": labels},
-                type="Opaque",
-                string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
-                opts=child,
-            ))
-        if w.image_pull_secret is not None:
-            if args.registry_password is None:
-                raise ValueError(f"workload {w.name}: imagePullSecret needs a registry password")
-            reg = w.image_pull_secret
-            needed.append(k8s.core.v1.Secret(
-                f"{name}-registry-secret",
-                metadata={"name": specs.registry_secret_name(w.name), "namespace": args.namespace, "labels": labels},
-                type="kubernetes.io/dockerconfigjson",
-                string_data={".dockerconfigjson": pulumi.Output.secret(args.registry_password).apply(
-                    lambda pw: specs.dockerconfigjson(reg.server, reg.username, pw))},
-                opts=child,
-            ))
-        if w.ports:
-            k8s.core.v1.Service(
-                f"{name}-service",
-                metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-                spec=specs.service_spec(w),
-                opts=child,
-            )
-        if w.metrics is not None:
-            k8s.apiextensions.CustomResource(
-                f"{name}-podmonitor",
-                api_version="monitoring.coreos.com/v1",
-                kind="PodMonitor",
-                metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
-                spec=specs.pod_monitor_spec(w),
-                # The PodMonitor CRD comes with kube-prometheus-stack (in scaler_ready).
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.scaler_ready)),
-            )
-        return needed
+
+def workload_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs
+                      ) -> tuple[k8s.apps.v1.Deployment, k8s.apiextensions.CustomResource]:
+    """The workload's objects under `parent`: the platform program's GpuWorkload and the package's
+    (gpu_platform/workload.py) create the same ones. `args.placement` may be an Output (a consumer's pool labels
+    and taints read from the platform stack): the specs it shapes are rendered when it is known."""
+    w = args.workload
+    labels = specs.labels(w)
+    pod_inputs = serving_children(parent, name, args, labels)
+    placement = pulumi.Output.from_input(args.placement)
+    create_minutes, update_minutes = specs.rollout_timeouts(w, args.provision_minutes)
+
+    def deployment_spec(pl: PoolPlacement, priority_class: str | None) -> dict[str, Any]:
+        spec = specs.deployment_spec(w, pl, args.provision_minutes)
+        if priority_class is not None:
+            spec["template"]["spec"]["priorityClassName"] = priority_class
+        return spec
+
+    deployment = k8s.apps.v1.Deployment(
+        f"{name}-deployment",
+        metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+        spec=pulumi.Output.all(placement, args.priority_class).apply(lambda v: deployment_spec(v[0], v[1])),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=[*args.gpu_ready, *pod_inputs],
+            # A pod may wait for a bare-metal node and a multi-GB image; an update replaces the pods round by
+            # round (renderers/workload_specs.py rollout_timeouts).
+            custom_timeouts=pulumi.CustomTimeouts(create=f"{create_minutes}m", update=f"{update_minutes}m"),
+        ),
+    )
+    k8s.policy.v1.PodDisruptionBudget(
+        f"{name}-pdb",
+        metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+        spec=placement.apply(lambda pl: specs.pdb_spec(w, pl)),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    scaled_object = k8s.apiextensions.CustomResource(
+        f"{name}-scaledobject",
+        api_version="keda.sh/v1alpha1",
+        kind="ScaledObject",
+        metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+        spec=pulumi.Output.from_input(args.prometheus_url).apply(lambda url: specs.scaled_object_spec(w, url)),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[deployment, *args.scaler_ready, *args.gpu_ready]),
+    )
+    return deployment, scaled_object
+
+
+def serving_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs, labels: dict[str, str]
+                     ) -> list[pulumi.Resource]:
+    """Secrets the pods read, their Service and PodMonitor; returns what the pods need first."""
+    w = args.workload
+    child = pulumi.ResourceOptions(parent=parent)
+    needed: list[pulumi.Resource] = []
+    missing = sorted(set(w.secret_env) ^ set(args.secret_env))
+    if missing:
+        raise ValueError(f"workload {w.name}: secret values for {missing} do not match secretEnv")
+    if w.secret_env:
+        needed.append(k8s.core.v1.Secret(
+            f"{name}-env-secret",
+            metadata={"name": specs.env_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+            type="Opaque",
+            string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
+            opts=child,
+        ))
+    if w.image_pull_secret is not None:
+        if args.registry_password is None:
+            raise ValueError(f"workload {w.name}: imagePullSecret needs a registry password")
+        reg = w.image_pull_secret
+        needed.append(k8s.core.v1.Secret(
+            f"{name}-registry-secret",
+            metadata={"name": specs.registry_secret_name(w.name), "namespace": args.namespace, "labels": labels},
+            type="kubernetes.io/dockerconfigjson",
+            string_data={".dockerconfigjson": pulumi.Output.secret(args.registry_password).apply(
+                lambda pw: specs.dockerconfigjson(reg.server, reg.username, pw))},
+            opts=child,
+        ))
+    if w.ports:
+        k8s.core.v1.Service(
+            f"{name}-service",
+            metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+            spec=specs.service_spec(w),
+            opts=child,
+        )
+    if w.metrics is not None:
+        k8s.apiextensions.CustomResource(
+            f"{name}-podmonitor",
+            api_version="monitoring.coreos.com/v1",
+            kind="PodMonitor",
+            metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
+            spec=specs.pod_monitor_spec(w),
+            # The PodMonitor CRD comes with kube-prometheus-stack (in scaler_ready).
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(args.scaler_ready)),
+        )
+    return needed
 
 
 class WorkloadNamespaces(pulumi.ComponentResource):

@@ -27,6 +27,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "renderers": {"stackconfig", "stacknames", "podspec"},
     "components": {"renderers", "stackconfig", "stacknames", "pulumi", "pulumi_kubernetes", "pulumi_random",
                    "pulumi_gcore"},
+    # The component package (PulumiPlugin.yaml): the platform's components for other programs, any language.
+    "gpu_platform": {"components", "renderers", "stackconfig", "pulumi"},
     "program": {"components", "renderers", "stackconfig", "stacknames", "pulumi"},
     "__main__": {"components", "program", "renderers", "stackconfig", "stacknames", "pulumi"},
     # The engine evaluates the program under Pulumi's mocks; it never imports components itself.

@@ -101,27 +101,35 @@ def workload_problems(cfg: StackConfig) -> list[Problem]:
             out.append(Problem(f"{key}.name", w.name, f"is already used by workloads[{seen[w.name]}]",
                                "give every workload its own name"))
         seen.setdefault(w.name, i)
-        reserved = namespace_problem(f"{key}.namespace", w.namespace)
-        if reserved is not None:
-            out.append(reserved)
-        if w.min_replicas > w.max_replicas:
-            out.append(Problem(f"{key}.minReplicas", w.min_replicas,
-                               f"is greater than maxReplicas ({w.max_replicas})",
-                               "lower minReplicas or raise maxReplicas"))
+        out += own_problems(key, w)
         out += pool_choice_problems(cfg, key, w)
         pool = cfg.pool_of(w)
         if pool is not None and pool.gpus:
             out += fit_problems(key, w, pool.gpus, pool.max_nodes,
                                 cfg.pool_key(pool) if len(cfg.pools) > 1 else None)
-        if w.min_replicas == 0 and w.wake_trigger is None:
-            out.append(Problem(f"{key}.minReplicas", 0,
-                               "scales to zero, but GPU utilisation cannot wake a workload with no pods",
-                               f"add {key}.wakeTrigger (a demand query such as queue length) or set "
-                               "minReplicas ≥ 1"))
-        if w.fallback_replicas is not None and not w.min_replicas <= w.fallback_replicas <= w.max_replicas:
-            out.append(Problem(f"{key}.fallbackReplicas", w.fallback_replicas,
-                               f"is outside minReplicas..maxReplicas ({w.min_replicas}..{w.max_replicas})",
-                               "pick a value in that range"))
+    return out
+
+
+def own_problems(key: str, w: WorkloadConfig) -> list[Problem]:
+    """The rules across one workload's own keys: a stack file's workload and the GpuWorkload component's
+    arguments (gpu_platform/workload.py) both go through them."""
+    out: list[Problem] = []
+    reserved = namespace_problem(f"{key}.namespace", w.namespace)
+    if reserved is not None:
+        out.append(reserved)
+    if w.min_replicas > w.max_replicas:
+        out.append(Problem(f"{key}.minReplicas", w.min_replicas,
+                           f"is greater than maxReplicas ({w.max_replicas})",
+                           "lower minReplicas or raise maxReplicas"))
+    if w.min_replicas == 0 and w.wake_trigger is None:
+        out.append(Problem(f"{key}.minReplicas", 0,
+                           "scales to zero, but GPU utilisation cannot wake a workload with no pods",
+                           f"add {key}.wakeTrigger (a demand query such as queue length) or set "
+                           "minReplicas ≥ 1"))
+    if w.fallback_replicas is not None and not w.min_replicas <= w.fallback_replicas <= w.max_replicas:
+        out.append(Problem(f"{key}.fallbackReplicas", w.fallback_replicas,
+                           f"is outside minReplicas..maxReplicas ({w.min_replicas}..{w.max_replicas})",
+                           "pick a value in that range"))
     return out
 
 

@@ -1,0 +1,180 @@
+"""GpuWorkload for programs that deploy onto the platform: a GPU Deployment, its PodDisruptionBudget, the KEDA
+ScaledObject that scales it on GPU utilisation, and (with `ports` and `metrics`) its Service and PodMonitor.
+
+The arguments are the keys of a stack file's `workloads[]` entry (docs/configuration.md), under the same names in
+the component's schema, plus what the workload needs of the platform: its GPU pool's labels and taints and its
+Prometheus, which a consumer reads from the platform stack's outputs (`gpuPool`, `prometheusUrl`) and passes on as
+Outputs. The workload's own keys shape the objects and are checked before any child is registered, with the
+platform's own rules (stackconfig): a bad one raises `pulumi.InputPropertiesError` naming the argument, its value
+and the fix. The pool is known only when the platform stack's outputs are; its rules (a pod's GPUs within a node's) are
+checked when it is, before the Deployment is sent.
+
+Not yet arguments here: the serving profile, secrets, schedules, probes, the model cache, the wake trigger and
+custom triggers (the platform program's own workloads have them).
+"""
+
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
+
+from components.workload import GpuWorkloadArgs as ChildArgs
+from components.workload import workload_children
+from renderers.placement import PoolPlacement
+from stackconfig import ConfigError, Problem, WorkloadConfig
+from stackconfig.errors import from_validation_error
+from stackconfig.rules.serving import serving_problems
+from stackconfig.rules.workloads import fit_problems, own_problems
+from stackconfig.stack import KNOWN_KEYS
+
+#: The arguments' names in the stack file's words, for "did you mean" on a key this component does not take.
+_KEYS = {"": KNOWN_KEYS["workloads[]"], **{k.removeprefix("workloads[]."): v for k, v in KNOWN_KEYS.items()
+                                          if k.startswith("workloads[].")}}
+
+
+class PortArgs(TypedDict):
+    name: str
+    """The port's name (a DNS label), which `metrics.port` refers to."""
+    port: int
+    """The container port, 1 to 65535."""
+
+
+class MetricsArgs(TypedDict):
+    port: str
+    """The name of the port (in `ports`) that serves the workload's own Prometheus metrics."""
+    path: NotRequired[str]
+    """The metrics path; default `/metrics`."""
+    interval: NotRequired[str]
+    """The scrape interval, e.g. `15s` (the default)."""
+
+
+class RequestsArgs(TypedDict):
+    cpu: NotRequired[str]
+    """CPU per pod, a Kubernetes quantity such as `4`."""
+    memory: NotRequired[str]
+    """Memory per pod, a Kubernetes quantity such as `32Gi`."""
+
+
+class PoolArgs(TypedDict):
+    labels: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    """The GPU pool's node labels, which the pods select: the platform stack's `gpuPool.labels`."""
+    taints: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
+    """The pool's taints as `{key: "value:Effect"}`, which the pods tolerate: the platform stack's `gpuPool.taints`."""
+    gpus_per_node: NotRequired[pulumi.Input[int]]
+    """GPUs of one node (`gpuPool.gpusPerNode`): checked against `gpusPerPod`, and sizes a spot pool's budget."""
+    max_nodes: NotRequired[pulumi.Input[int]]
+    """The pool's node ceiling (`gpuPool.maxNodes`): checked against `maxReplicas` × `gpusPerPod`."""
+    spot: NotRequired[pulumi.Input[bool]]
+    """Whether the pool's nodes are spot (reclaimable): pods on a lost node are replaced after 30 s."""
+
+
+class GpuWorkloadArgs(TypedDict):
+    name: str
+    """The workload's name (a DNS label): its Deployment's, ScaledObject's and pods' `app.kubernetes.io/name`."""
+    image: str
+    """The container image, pinned by tag or digest (not `:latest`)."""
+    max_replicas: int
+    """The most replicas KEDA may scale to."""
+    pool: pulumi.Input[PoolArgs]
+    """The GPU pool the pods run on: pass the platform stack's `gpuPool` output."""
+    prometheus_url: pulumi.Input[str]
+    """The Prometheus KEDA queries: the platform stack's `prometheusUrl` output."""
+    namespace: NotRequired[str]
+    """The namespace the objects go in (default `gpu-workloads`); it must exist (the platform's or your own)."""
+    min_replicas: NotRequired[int]
+    """The fewest replicas (default 1); 0 is refused here (nothing would wake the workload)."""
+    gpus_per_pod: NotRequired[int]
+    """GPUs per pod (default 1): at most a node's."""
+    target_utilization: NotRequired[float]
+    """The GPU utilisation per GPU, in percent (default 60), KEDA scales towards: 60, not 0.6."""
+    command: NotRequired[list[str]]
+    """The container's command (default: the image's entrypoint)."""
+    args: NotRequired[list[str]]
+    """The container's arguments."""
+    env: NotRequired[dict[str, str]]
+    """Environment variables (plain values; not for secrets)."""
+    requests: NotRequired[RequestsArgs]
+    """CPU and memory per pod."""
+    interruptible: NotRequired[bool]
+    """Whether the workload tolerates losing its pods at once (batch work): required on a spot pool."""
+    polling_interval: NotRequired[int]
+    """Seconds between KEDA's queries (default 15)."""
+    scale_down_stabilization_seconds: NotRequired[int]
+    """Seconds the HPA waits before it removes replicas (default 300)."""
+    cooldown_period: NotRequired[int]
+    """Seconds KEDA waits before scaling to zero (default 300)."""
+    fallback_replicas: NotRequired[int]
+    """Replicas KEDA holds while its query fails (default: minReplicas, at least 1)."""
+    termination_grace_period_seconds: NotRequired[int]
+    """Seconds a removed pod has to finish (default 60)."""
+    ports: NotRequired[list[PortArgs]]
+    """Ports the container serves; with any, a ClusterIP Service over them."""
+    metrics: NotRequired[MetricsArgs]
+    """The workload's own metrics endpoint, scraped through a PodMonitor."""
+    priority_class_name: NotRequired[pulumi.Input[str]]
+    """The pods' PriorityClass; the platform's workloads use `gpu-workload` (above its headroom placeholders)."""
+
+
+#: The arguments that are not the workload's own keys.
+_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name")
+
+
+class GpuWorkload(pulumi.ComponentResource):
+    """A GPU workload on the platform: what the platform program creates for a stack file's workload."""
+
+    deployment_name: pulumi.Output[str]
+    """The Deployment's name, read from it."""
+    scaled_object_name: pulumi.Output[str]
+    """The ScaledObject's name, read from it (KEDA's HPA is `keda-hpa-<this>`)."""
+    namespace: pulumi.Output[str]
+    """The namespace the objects are in, read from the Deployment."""
+
+    def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:index:GpuWorkload", name, {}, opts)
+        workload = self._workload(args)
+        placement = pulumi.Output.from_input(args["pool"]).apply(lambda pool: self._placement(workload, pool))
+        deployment, scaled_object = workload_children(self, name, ChildArgs(
+            workload=workload, namespace=workload.namespace, placement=placement,
+            prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name")))
+        self.deployment_name = deployment.metadata.apply(lambda m: m["name"])
+        self.scaled_object_name = scaled_object.metadata.apply(lambda m: m["name"])
+        self.namespace = deployment.metadata.apply(lambda m: m["namespace"])
+        self.register_outputs({"deploymentName": self.deployment_name, "scaledObjectName": self.scaled_object_name,
+                               "namespace": self.namespace})
+
+    def _workload(self, args: GpuWorkloadArgs) -> WorkloadConfig:
+        """The workload's own keys, checked by the platform's model and rules before any child exists."""
+        raw: dict[str, Any] = {to_camel(k): v for k, v in args.items() if k not in _PLATFORM_ARGS}
+        try:
+            workload = WorkloadConfig.model_validate(raw)
+        except ValidationError as exc:
+            self._refuse(from_validation_error(exc, _KEYS))
+        self._refuse([*own_problems("", workload), *serving_problems("", workload)])
+        return workload
+
+    def _placement(self, w: WorkloadConfig, pool: Mapping[str, Any]) -> PoolPlacement:
+        """The pool as the pods see it, once the platform stack's outputs are known; its rules checked then."""
+        try:
+            placement = PoolPlacement(labels=dict(pool["labels"]), taints=dict(pool.get("taints") or {}),
+                                      spot=bool(pool.get("spot", False)),
+                                      gpus_per_node=int(pool.get("gpusPerNode") or pool.get("gpus_per_node") or 0))
+            max_nodes = int(pool.get("maxNodes") or pool.get("max_nodes") or 0)
+        except (KeyError, TypeError, ValueError) as exc:
+            self._refuse([Problem("pool", pool, f"lacks {exc!s} or has a value of the wrong type",
+                                  "pass the platform stack's gpuPool output (labels, taints, gpusPerNode, maxNodes)")])
+            raise  # not reached: _refuse raised
+        if placement.gpus_per_node and max_nodes:
+            self._refuse(fit_problems("", w, placement.gpus_per_node, max_nodes))
+        return placement
+
+    def _refuse(self, problems: list[Problem]) -> None:
+        """Pulumi's error for bad component inputs: the engine shows each argument's path with its reason (the
+        Python SDK's counterpart of pulumi-eks's `ResourceError`)."""
+        if problems:
+            named = [Problem(p.key.lstrip("."), p.value, p.message, p.fix) for p in problems]
+            message = str(ConfigError(named)).replace("invalid stack configuration", "invalid GpuWorkload arguments")
+            raise pulumi.InputPropertiesError(
+                f"{self._name}: {message}",
+                [{"property_path": p.key, "reason": f"{p.value!r} {p.message}. Fix: {p.fix}"} for p in named])
