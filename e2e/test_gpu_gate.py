@@ -6,11 +6,11 @@
    gate's ServiceAccount with the ClusterRole the program creates: on a node whose GPUs are not allocatable the first
    waits; once they are, the taint goes (the pool's own taints stay); run again on the open node, every step exits 0
    at once, so a re-created gate pod neither crash-loops nor sits in Init.
-2. What the gate is for, with the real kube-scheduler and e2e/standin_autoscaler.py, which is NOT Cluster
-   Autoscaler (it models the one rule at stake here from CA's source: a Ready node with a start-up taint is still
-   coming, one without is ready with the GPUs it advertises): a Pending 8-GPU pod, one node ordered, Ready at once
-   and its GPUs allocatable a few seconds later. Gated (the gate's commands run on each new node, as the DaemonSet
-   would), one node is ordered; ungated, the Ready node with 0 GPUs looks full and a duplicate is ordered.
+2. What the gate is for, with the real kube-scheduler and the real cluster-autoscaler 1.35.2 (its kwok provider,
+   e2e/cluster_autoscaler.py): a Pending 8-GPU pod, a node ordered, Ready after two seconds and its GPUs
+   allocatable six seconds later (the device plugin, played). Gated (the gate's commands run on each new node, as
+   the DaemonSet would), one node is ordered; ungated, it depends on whether the nodes carry the cloud provider's GPU
+   label: with it one node, without it duplicates.
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from e2e.cluster_autoscaler import BOOT_DELAY_STAGES, ClusterAutoscaler, DevicePlugin, NodeGroup
 from e2e.harness import Kube, Timer, wait_for
 from e2e.kubeapi import KubeApi
-from e2e.standin_autoscaler import Pool, StandInAutoscaler, unschedulable
+from e2e.standin_autoscaler import unschedulable
 from realengine import cluster
 from realengine.stack_view import config
 from realengine.toolchain import Toolchain
@@ -48,7 +50,7 @@ def kube(tc: Toolchain, timer: Timer) -> Iterator[Kube]:
     name = f"e2e-{uuid.uuid4().hex[:6]}"
     system = [n for n in cluster.stack_nodes(STACK) if GPU_RESOURCE not in n.capacity]
     with timer.phase("cluster up (test_gpu_gate)"):
-        path = cluster.up(name, STACK, nodes=system)
+        path = cluster.up(name, STACK, nodes=system, stages=BOOT_DELAY_STAGES)
     try:
         yield Kube(tc, path, name)
     finally:
@@ -218,23 +220,40 @@ class GateRunner:
                 return
 
 
-#: Seconds from the order until the ordered node's GPUs are allocatable (it is Ready at once): long enough for
-#: several scans of the stand-in in between.
-GPUS_AFTER = 8.0
+#: Seconds from a node's creation to its Ready condition, and to its GPUs being allocatable: Ready with no GPUs for
+#: six seconds, six of cluster-autoscaler's one-second scans.
+BOOT, GPUS_AFTER = 2.0, 8.0
+#: The GPU label of the variant that gives the provider one (kwok's `gpuConfig`), and its GPU type.
+GPU_LABEL = ("gpu-autoscaling.e2e/accelerator", "nvidia-h100-80gb")
 
 
-def run_scale_up(kube: Kube, pool: GpuPoolConfig, gated: bool, rendered: dict[str, Any], tmp: Path) -> tuple[
-        StandInAutoscaler, dict[str, Any]]:
-    """One Pending 8-GPU pod, the stand-in scanning every second: until the pod is bound."""
+@dataclass(frozen=True)
+class ScaleUp:
+    nodes: list[str]
+    bound: str
+    gate: dict[str, list[int]]
+    #: cluster-autoscaler's scale-up decisions: (time, group, new size).
+    decisions: list[tuple[str, str, int]]
+
+
+def run_scale_up(kube: Kube, pool: GpuPoolConfig, rendered: dict[str, Any], tmp: Path, *, gated: bool,
+                 gpu_label: bool) -> ScaleUp:
+    """One Pending pod asking for a whole node's GPUs, the real cluster-autoscaler scanning every second: until the
+    pod is bound, then two more scans."""
     api = KubeApi(kube.kubeconfig)
-    tag = "gated" if gated else "ungated"
-    stand_in_pool = Pool(f"g{tag[:2]}", pool.flavor, 0, 4, pool.gpus, dict(pool.labels),
-                         cluster.taint_list(pool.node_taints if gated else dict(pool.taints)))
+    group = f"g{'g' if gated else 'u'}{'l' if gpu_label else 'n'}"
+    labels = {**pool.labels, "gcore.com/pool": group, **(dict([GPU_LABEL]) if gpu_label else {})}
+    taints = cluster.taint_list(pool.node_taints if gated else dict(pool.taints))
+    capacity = {"cpu": cluster.GPU_NODE_CPU, "memory": cluster.GPU_NODE_MEMORY, "pods": "110",
+                GPU_RESOURCE: str(pool.gpus)}
+    ca = ClusterAutoscaler(kube, [NodeGroup(group, 0, 4, labels, taints, capacity, BOOT)],
+                           {"scan-interval": "1s", "scale-down-enabled": "false"}, tmp / f"{group}.log",
+                           GPU_LABEL if gpu_label else None)
     placement = PoolPlacement.of(pool)  # what a workload of the pool tolerates and selects
-    ns = f"gate-{tag}"
+    ns = f"gate-{group}"
     kube.run("create", "namespace", ns)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "inference", "namespace": ns},
-           "spec": {"nodeSelector": {**placement.labels, "gcore.com/pool": stand_in_pool.name},
+           "spec": {"nodeSelector": {**placement.labels, "gcore.com/pool": group},
                     "tolerations": placement.tolerations(),
                     "containers": [{"name": "main", "image": "registry.example.com/gpu-app:1.0.0",
                                     "resources": {"requests": {GPU_RESOURCE: str(pool.gpus)},
@@ -242,33 +261,33 @@ def run_scale_up(kube: Kube, pool: GpuPoolConfig, gated: bool, rendered: dict[st
     kube.create(pod)
     path = f"/api/v1/namespaces/{ns}/pods/inference"
     wait_for("the pod Pending as unschedulable", lambda: unschedulable(api.get(path)))
-    ca = StandInAutoscaler(api, stand_in_pool, {"scan-interval": "1s"}, 1.0, lambda: (0.0, GPUS_AFTER),
-                           plays_gate=False)
     # Gated, the pool's gate runs on each new node; ungated there is no gate.
-    runner = GateRunner(kube, service_account_kubeconfig(kube, rendered, tmp / f"{tag}.kubeconfig"), rendered,
-                        pool.name, stand_in_pool.name)
-    with runner if gated else contextlib.nullcontext():
-        ca.start()
-        try:
-            bound = wait_for("the pod bound", lambda: api.get(path)["spec"].get("nodeName"), timeout=90)
-        finally:
-            ca.stop()
-        time.sleep(1)
-    return ca, {"bound": bound, "gate": dict(runner.results)}
+    runner = GateRunner(kube, service_account_kubeconfig(kube, rendered, tmp / f"{group}.kubeconfig"), rendered,
+                        pool.name, group)
+    with ca, DevicePlugin(api, ca, group, pool.gpus, GPUS_AFTER), runner if gated else contextlib.nullcontext():
+        bound = wait_for("the pod bound", lambda: api.get(path)["spec"].get("nodeName"), timeout=120)
+        time.sleep(2)
+        assert ca.running(), ca.log.read_text()[-3000:]
+        nodes = [n["metadata"]["name"] for n in ca.nodes(group)]
+    return ScaleUp(nodes, bound, dict(runner.results), ca.scale_ups())
 
 
-def test_gated_one_node_is_ordered_ungated_a_duplicate(kube: Kube, pool: GpuPoolConfig, rendered: dict[str, Any],
-                                                        tmp_path: Path) -> None:
-    gated, g = run_scale_up(kube, pool, True, rendered, tmp_path)
-    ungated, u = run_scale_up(kube, pool, False, rendered, tmp_path)
-    print(json.dumps({"gated": [o.name for o in gated.orders_made], "ungated": [o.name for o in ungated.orders_made],
-                      "gatedGate": g["gate"], "ungatedGate": u["gate"]}))
-    # Gated: the Ready node without GPUs is coming behind its start-up taint; the gate opens it, the pod lands.
-    assert [o.name for o in gated.orders_made] == [g["bound"]]
-    assert g["gate"] == {g["bound"]: [0, 0, 0]}
-    # Ungated: the same node looks ready and full while its GPUs install, and every scan in that window orders
-    # another one for nothing (how many: scans per window, up to the pool's max; NVIDIA/gpu-operator#708 saw ~4).
-    first, *duplicates = ungated.orders_made
-    assert duplicates and u["bound"] == first.name
-    assert first.ready is not None and first.gpus is not None
-    assert all(first.ready <= d.ordered <= first.gpus for d in duplicates), "ordered while the first was Ready, 0 GPUs"
+def test_the_real_autoscaler_orders_one_node_gated_and_duplicates_ungated_without_a_gpu_label(
+        kube: Kube, pool: GpuPoolConfig, rendered: dict[str, Any], tmp_path: Path) -> None:
+    """A node Ready before its GPUs, as a GPU Operator node is for minutes. Gated, its start-up taint makes
+    cluster-autoscaler count it as coming (utils/taints/taints.go): one node. Ungated, it depends on the provider's
+    GPU label: with it, a labelled node with no GPU allocatable is coming too (gpu_processor.go); without it, the
+    Ready node looks full and every scan in the window orders another for nothing."""
+    runs = {name: run_scale_up(kube, pool, rendered, tmp_path, gated=gated, gpu_label=label)
+            for name, gated, label in (("gated", True, False), ("ungated", False, False),
+                                       ("ungatedLabelled", False, True))}
+    print(json.dumps({k: {"nodes": v.nodes, "bound": v.bound, "gate": v.gate, "decisions": v.decisions}
+                      for k, v in runs.items()}, indent=1))
+    for run in runs.values():  # every node is one cluster-autoscaler decided on, one at a time
+        assert [size for _, _, size in run.decisions] == list(range(1, len(run.nodes) + 1)), run
+    gated = runs["gated"]
+    assert gated.nodes == [gated.bound] and gated.gate == {gated.bound: [0, 0, 0]}, gated
+    labelled = runs["ungatedLabelled"]
+    assert labelled.nodes == [labelled.bound], labelled
+    ungated = runs["ungated"]
+    assert len(ungated.nodes) > 1 and ungated.bound == ungated.nodes[0], ungated
