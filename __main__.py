@@ -46,7 +46,6 @@ if existing is None:
             system_pool=cfg.system_pool,
             autoscaler=autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler),
             protect=cfg.protect,
-            former_name=cfg.cluster.name,  # stacks from before the fixed name keep their cluster
         ),
     )
 else:

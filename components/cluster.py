@@ -30,9 +30,6 @@ class GpuClusterArgs:
     autoscaler: Mapping[str, str] = field(default_factory=dict)
     #: Protect the cluster against `pulumi destroy` and replacement (production).
     protect: bool = False
-    #: The logical name this component had in stacks created before it was fixed (it was `cluster.name`): the
-    #: component and its children are aliased to their URNs under it, so such a stack keeps its cluster.
-    former_name: str | None = None
 
 
 TYPE = "gpu-platform:cluster:GpuCluster"
@@ -49,17 +46,7 @@ class GpuCluster(pulumi.ComponentResource):
     kubernetes_version: pulumi.Output[str]
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        former = args.former_name if args.former_name not in (None, name) else None
-        if former is not None:
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=former)]))
         super().__init__(TYPE, name, None, opts)
-        # The children's former URNs, stated rather than left to alias inheritance: each was `<former>-<role>` under
-        # the component's former URN.
-        former_parent = pulumi.create_urn(former, TYPE) if former is not None else None
-
-        def aliases(role: str) -> list[pulumi.Alias]:
-            return [pulumi.Alias(name=f"{former}-{role}", parent=former_parent)] if former_parent is not None else []
-
         c, s = args.cluster, args.system_pool
         if not args.pools:
             raise ValueError("GpuCluster needs at least one GPU pool")
@@ -109,7 +96,6 @@ class GpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,
-                aliases=aliases("cluster"),
                 # Two clusters cannot share a name: a replacement must delete the old one first.
                 delete_before_replace=True,
                 # No custom_timeouts: the bridge's Plugin Framework path ignores them (see gcore_timeouts).
@@ -129,7 +115,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-provider",
             kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster], aliases=aliases("provider")),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )
         self.register_outputs(
             {"clusterName": self.cluster.name, "clusterId": self.cluster.id, "kubeconfig": self.kubeconfig}

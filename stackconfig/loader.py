@@ -1,9 +1,9 @@
 """From a stack's config to a `StackConfig`, or one `ConfigError` that lists every problem at once.
 
-`load_stack_config` takes the project's keys (without `<project>:`): removed keys are named, every value is checked
-by its type (stackconfig/values.py), and the rules across keys (stackconfig/rules/) run on everything that was
-valid. `check_config` takes every `<namespace>:<key>` of a stack, as the engine hands them to `__main__.py`, and
-adds the namespaces nobody reads; `check_stack` reads `Pulumi.<stack>.yaml` itself (stackconfig/stackfile.py), as
+`load_stack_config` takes the project's keys (without `<project>:`): every value is checked by its type
+(stackconfig/values.py), and the rules across keys (stackconfig/rules/) run on everything that was valid.
+`check_config` takes every `<namespace>:<key>` of a stack, as the engine hands them to `__main__.py`, and adds the
+namespaces nobody reads; `check_stack` reads `Pulumi.<stack>.yaml` itself (stackconfig/stackfile.py), as
 `python -m stackconfig` and the offline tools do. All three refuse the same mistakes with the same messages.
 """
 
@@ -24,30 +24,6 @@ from stackconfig.rules import RULES
 from stackconfig.secrets import plain_text_problems, unset_problems
 from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS, StackConfig, secret_config_keys
 from stackconfig.stackfile import KNOWN_NAMESPACES, full_key, namespace_problems, read_stack
-
-# --- removed keys ------------------------------------------------------------------------------
-
-#: Keys that no longer exist, with why: a stack that still sets one is told so, not offered a "did you mean".
-REMOVED_KEYS: dict[tuple[str, str], tuple[str, str]] = {
-    ("gpuPool", "autohealing"): (
-        "was removed: autohealing is always off for the bare-metal GPU pool, because Gcore's GPU autoscaling "
-        "guide (step 7, 'Disable the Autohealing nodes toggle') requires it and a healing node whose GPUs are "
-        "still initialising would be replaced; the only value it could take was false, so it did nothing",
-        "delete gpuPool.autohealing from the stack file (the system pool keeps autohealing on)",
-    ),
-}
-
-
-def _without_removed_keys(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
-    """`raw` without the removed keys, and one Problem per removed key the stack still sets."""
-    out, problems = dict(raw), []
-    for (section, key), (message, fix) in REMOVED_KEYS.items():
-        block = out.get(section)
-        if isinstance(block, Mapping) and key in block:
-            problems.append(Problem(f"{section}.{key}", block[key], message, fix))
-            out[section] = {k: v for k, v in block.items() if k != key}
-    return out, problems
-
 
 # --- type errors and cross-key rules in one run ----------------------------------------------------------------
 
@@ -148,9 +124,7 @@ def _original_key(key: str, kept: dict[str, list[int]]) -> str:
 
 def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the project's structured config (keys without the `<project>:` prefix)."""
-    raw, removed = _without_removed_keys(raw)
     problems, cfg, kept, dropped = _validate_what_validates(dict(raw))
-    problems = [*removed, *problems]
     if cfg is not None:
         for rule in RULES:
             seen = Reads()

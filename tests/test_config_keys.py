@@ -650,16 +650,6 @@ def engine_inputs(paths: dict[str, Any]) -> dict[str, Any]:
     return {r.name: {"inputs": unwrap(r.inputs)} for r in record_stack("dev", overrides, secrets=secrets).resources}
 
 
-def test_the_removed_autohealing_key_is_refused_with_the_reason() -> None:
-    with pytest.raises(ConfigError) as err:
-        load_stack_config(project_keys({"gpuPool.autohealing": False, "gpuPool.minNodes": 0}))
-    keys = [p.key for p in err.value.problems]
-    assert keys == ["gpuPool.autohealing", "gpuPool.minNodes"], "reported together with the other problems"
-    removed = err.value.problems[0]
-    assert "was removed" in removed.message and "Disable the Autohealing nodes toggle" in removed.message
-    assert removed.fix.startswith("delete gpuPool.autohealing")
-
-
 @pytest.mark.parametrize(
     ("paths", "key", "fragment"),
     [
