@@ -118,14 +118,16 @@ def counted_loading_pods(readings: Sequence[Reading], held: float) -> list[Readi
 
 def unexplained_rounds(readings: Sequence[Reading]) -> list[tuple[Reading, Reading]]:
     """Rounds ordered while pods load for which, since the HPA set the count it grows from, neither a trigger's
-    value rose nor did more pods come to serve: a second round for the same signal from the same pods."""
+    value rose nor did more pods come to serve: a second round for the same signal from the same pods. A round up
+    to what the HPA already recommended then is the rest of that ask, held back by the scale-up policy (4 pods or
+    100 % per 15 s: renderers/workload_specs.py), not a new one."""
     during = rounds_while_loading(readings)
     out: list[tuple[Reading, Reading]] = []
     since = readings[0]
     for a, b in zip(readings, readings[1:], strict=False):
         if b.desired == a.desired:
             continue
-        if (a, b) in during:
+        if (a, b) in during and b.desired > since.recommendation():
             rose = b.ready > since.ready or any(b.values.get(n, 0) > since.values.get(n, 0) * (1 + 1e-3)
                                                 for n in SIZING)
             if not rose:
