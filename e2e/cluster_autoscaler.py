@@ -33,7 +33,7 @@ import yaml
 
 from e2e.harness import Kube
 from e2e.kubeapi import KubeApi
-from realengine.cluster import KWOK_NODE_ANNOTATION, StageEdit
+from realengine.cluster import KWOK_NODE_ANNOTATION
 from stacknames import GPU_RESOURCE
 
 NAMESPACE = "kube-system"
@@ -59,9 +59,6 @@ def boot_delay_stages(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             stage["spec"]["delay"] = {"durationMilliseconds": 0, "durationFrom": {
                 "jq": {"expression": f'.metadata.annotations["{BOOT_SECONDS}"] // ""'}}}
     return stages
-
-
-BOOT_DELAY_STAGES: StageEdit = boot_delay_stages
 
 
 @dataclass(frozen=True)

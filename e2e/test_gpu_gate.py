@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e.cluster_autoscaler import BOOT_DELAY_STAGES, ClusterAutoscaler, DevicePlugin, NodeGroup
+from e2e.cluster_autoscaler import ClusterAutoscaler, DevicePlugin, NodeGroup, boot_delay_stages
 from e2e.harness import Kube, Timer, wait_for
 from e2e.kubeapi import KubeApi
 from e2e.standin_autoscaler import unschedulable
@@ -50,7 +50,7 @@ def kube(tc: Toolchain, timer: Timer) -> Iterator[Kube]:
     name = f"e2e-{uuid.uuid4().hex[:6]}"
     system = [n for n in cluster.stack_nodes(STACK) if GPU_RESOURCE not in n.capacity]
     with timer.phase("cluster up (test_gpu_gate)"):
-        path = cluster.up(name, STACK, nodes=system, stages=BOOT_DELAY_STAGES)
+        path = cluster.up(name, STACK, nodes=system, stages=boot_delay_stages)
     try:
         yield Kube(tc, path, name)
     finally:
