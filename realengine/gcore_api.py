@@ -86,6 +86,20 @@ def read_cluster(directory: Path, name: str) -> dict[str, Any]:
     return dict(json.loads(found[0].read_text()))
 
 
+def list_pools_in(directory: Path, name: str, order: list[str]) -> None:
+    """Make the emulator list cluster `name`'s pools in `order`, the order the API answers GET with. Gcore does not
+    document that order; the provider's import reads it into a Go map (resource_gcore_k8sv2.go, resourceK8sV2Read)."""
+    (path,) = (directory / "clusters").glob(f"*-*-{name}.json")
+    cluster = json.loads(path.read_text())
+    by_name = {p["name"]: p for p in cluster["pools"]}
+    if sorted(by_name) != sorted(order):
+        raise ValueError(f"cluster {name!r} has pools {sorted(by_name)}, not {sorted(order)}")
+    cluster["pools"] = [by_name[n] for n in order]
+    staged = path.with_suffix(".tmp")
+    staged.write_text(json.dumps(cluster, indent=2, sort_keys=True))
+    staged.replace(path)
+
+
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
