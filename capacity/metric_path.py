@@ -27,6 +27,8 @@ class QueryWindow:
     def __init__(self, window: float) -> None:
         self.window = window
         self.series: dict[Hashable, deque[tuple[float, float]]] = {}
+        #: The same series' values alone, so that the query sums each series in C (the simulator's hottest line).
+        self._values: dict[Hashable, deque[float]] = {}
         #: What the exporter served at its last refresh: holder -> value (a scrape copies it).
         self.exported: dict[Hashable, float] = {}
         # The query's last answer until a scrape or an expiry changes it (the simulator asks at every HPA sync
@@ -39,12 +41,15 @@ class QueryWindow:
         self.exported = dict(values)
 
     def scrape(self, t: float) -> None:
+        series, values = self.series, self._values
         for key, value in self.exported.items():
-            samples = self.series.get(key)
+            samples = series.get(key)
             if samples is None:
-                samples = self.series[key] = deque()
+                samples = series[key] = deque()
+                values[key] = deque()
                 self._oldest = min(self._oldest, t)
             samples.append((t, value))
+            values[key].append(value)
         self._fresh = False
         self._prune(t)
 
@@ -55,14 +60,16 @@ class QueryWindow:
         if self._oldest > edge:
             return
         oldest = math.inf
-        for key in list(self.series):
-            samples = self.series[key]
+        series, values = self.series, self._values
+        for key in list(series):
+            samples, vals = series[key], values[key]
             while samples and samples[0][0] <= edge:
                 samples.popleft()
+                vals.popleft()
             if not samples:
-                del self.series[key]
-            else:
-                oldest = min(oldest, samples[0][0])
+                del series[key], values[key]
+            elif samples[0][0] < oldest:
+                oldest = samples[0][0]
         self._oldest = oldest
         self._fresh = False
 
@@ -72,8 +79,8 @@ class QueryWindow:
         self._prune(t)
         if not self._fresh:
             # Summed afresh as Prometheus does (a running sum drifts, and ceil(total / threshold) is exact).
-            self._value = (sum(sum(v for _, v in s) / len(s) for s in self.series.values())
-                           if self.series else None)
+            self._value = (sum([sum(v) / len(v) for v in self._values.values()])
+                           if self._values else None)
             self._fresh = True
         return self._value
 
@@ -87,6 +94,7 @@ class QueryWindow:
         """Series as a real Prometheus holds them (the end-to-end calibration starts from a live cluster)."""
         self.series = {key: deque(sorted(s)) for key, s in series.items()}
         self.series = {key: s for key, s in self.series.items() if s}
+        self._values = {key: deque(v for _, v in s) for key, s in self.series.items()}
         self._oldest = min((s[0][0] for s in self.series.values()), default=math.inf)
         self._fresh = False
         self.exported = dict(exported)

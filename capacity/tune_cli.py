@@ -189,6 +189,8 @@ def request_from(args: argparse.Namespace) -> Request:
     for option, path in (("--json", args.json), ("--patch", args.patch)):
         if path is not None and str(path) != "-":
             problems.append(_output_problem(option, path))
+    if args.json is not None and args.patch is not None and str(args.json) == str(args.patch) == "-":
+        problems.append(Problem("--json", "-", "and --patch - would both go to stdout", "send one of them to a file"))
     if args.plot is not None:
         problems.append(_output_problem("--plot", args.plot) or _plot_format_problem(args.plot))
     found = [p for p in problems if p is not None]
@@ -405,16 +407,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from capacity.plot import tradeoff
 
         tradeoff(out, args.plot)
-    if args.patch is not None and str(args.patch) == "-":
-        sys.stdout.write(diff)
-        return 0
-    if args.patch is not None:
-        args.patch.write_text(diff, encoding="utf-8")
     text = json.dumps(out.result, indent=2, sort_keys=True) + "\n"
-    if args.json is not None and str(args.json) == "-":
-        sys.stdout.write(text)
-        return 0
-    if args.json is not None:
-        args.json.write_text(text, encoding="utf-8")
+    # Files first, then at most one of them on stdout (a pipe): `--patch - --json out.json` writes both.
+    for path, content in ((args.patch, diff), (args.json, text)):
+        if path is not None and str(path) != "-":
+            path.write_text(content, encoding="utf-8")
+    for path, content in ((args.patch, diff), (args.json, text)):
+        if path is not None and str(path) == "-":
+            sys.stdout.write(content)
+            return 0
     print(summary(out, diff))
     return 0

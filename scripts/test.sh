@@ -47,7 +47,7 @@ pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth")
 # Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
 "$VENV/bin/python" -m mypy
 if [ -n "$QUICK" ]; then
-  exec "$VENV/bin/python" -m pytest -q -n auto -p tests.skip_accounting -m "not subprocess and not charts" "$@"
+  exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting -m "not subprocess and not charts" "$@"
 fi
 # The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
 # reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).
@@ -56,5 +56,6 @@ fi
 "$VENV/bin/python" -m delivery.charts
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.
-# -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners).
-exec "$VENV/bin/python" -m pytest -q -n auto -p tests.skip_accounting "$@"
+# -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners); --dist loadgroup keeps
+# the tests of one `xdist_group` on one worker, so that they share a module fixture (tests/test_tune_runs.py).
+exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting "$@"

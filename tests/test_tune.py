@@ -263,6 +263,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     pytest.param(["--max-nodes", "500"], ["outside 2..200"], id="quota-above-model"),
     pytest.param(["--timezone", "Mars/Base"], ["not an IANA time zone"], id="time-zone"),
     pytest.param(["--reorderings", "-1"], ["--reorderings: -1 is outside 0..20"], id="reorderings"),
+    pytest.param(["--json", "-", "--patch", "-"], ["--json: '-' and --patch - would both go to stdout"],
+                 id="two-on-stdout"),
 ])
 def test_a_wrong_constraint_is_refused_with_the_input_the_value_and_the_fix(
     capsys: pytest.CaptureFixture[str], args: list[str], expected: list[str]

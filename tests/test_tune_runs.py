@@ -12,6 +12,7 @@ import random
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,35 @@ def synthetic(tmp: Path, kind: str) -> list[str]:
     return ["--trace", str(trace), "--column", "requests", "--per-gpu", "1", "--reorderings", "2"]
 
 
-def test_a_daily_peak_is_met_with_a_learned_window_that_also_holds_on_the_held_out_day(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class DailyRuns:
+    """The daily-peak trace tuned twice, as a user would: in two processes with the patch and the plot in files, and in
+    one process with the patch on stdout (a pipe). Each run takes most of a minute on two cores, so the tests below
+    share them (`xdist_group`: one worker runs them all, the module's fixture once)."""
+
+    tmp: Path
+    two: subprocess.CompletedProcess[str]
+    one: subprocess.CompletedProcess[str]
+    out: dict[str, Any] | None
+
+
+@pytest.fixture(scope="module")
+def daily(tmp_path_factory: pytest.TempPathFactory) -> DailyRuns:
+    tmp = tmp_path_factory.mktemp("daily")
+    args = synthetic(tmp, "daily")
+    two, out = tune(tmp, *args, "--jobs", "2", "--patch", str(tmp / "dev.patch"), "--plot", str(tmp / "dev.png"),
+                    name="two")
+    one, _ = tune(tmp, *args, "--jobs", "1", "--patch", "-", name="one")
+    return DailyRuns(tmp, two, one, out)
+
+
+DAILY = pytest.mark.xdist_group("daily-tune")
+
+
+@DAILY
+def test_a_daily_peak_is_met_with_a_learned_window_that_also_holds_on_the_held_out_day(daily: DailyRuns) -> None:
+    result, out, tmp_path = daily.two, daily.out, daily.tmp
     patch, plot = tmp_path / "dev.patch", tmp_path / "dev.png"
-    result, out = tune(tmp_path, *synthetic(tmp_path, "daily"), "--patch", str(patch), "--plot", str(plot))
     assert result.returncode == 0 and out is not None, result.stderr
     assert set(out) >= REQUIRED and set(out["current"]) >= FIGURES and set(out["recommended"]) >= FIGURES
     assert REQUIRED - {"heldOut", "met"} <= set(out["heldOut"])
@@ -96,12 +123,11 @@ def test_flat_demand_keeps_the_stack_as_it_is(tmp_path: Path) -> None:
     assert "nothing to change" in result.stdout and "no daily shape" in result.stdout
 
 
-def test_the_same_seed_gives_the_same_json_with_one_process_or_two(tmp_path: Path) -> None:
-    args = synthetic(tmp_path, "daily")
-    one = tune(tmp_path, *args, "--jobs", "1", name="one")[1]
-    two = tune(tmp_path, *args, "--jobs", "2", name="two")[1]
-    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
-    assert one == two and one is not None and one["seed"] == 1
+@DAILY
+def test_the_same_seed_gives_the_same_json_with_one_process_or_two(daily: DailyRuns) -> None:
+    assert daily.one.returncode == 0, daily.one.stderr
+    assert (daily.tmp / "one.json").read_bytes() == (daily.tmp / "two.json").read_bytes()
+    assert daily.out is not None and daily.out["seed"] == 1
 
 
 def test_demand_above_the_quota_is_refused_with_the_quota_that_would_serve_it(tmp_path: Path) -> None:
@@ -146,10 +172,10 @@ def test_prods_recommendation_meets_the_level_on_the_held_out_days_near_the_orac
     assert out["current"]["dominatedBy"]["savingPerMonth"] > 0
 
 
-def test_the_patch_goes_to_stdout_for_a_pipe(tmp_path: Path) -> None:
-    args = synthetic(tmp_path, "daily")
-    result = subprocess.run([sys.executable, "-m", "capacity", "tune", "dev", "--quiet", *args, "--patch", "-"],
-                            cwd=ROOT, capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("--- a/Pulumi.dev.yaml\n+++ b/Pulumi.dev.yaml\n")
-    assert '+        - start: "15 9 * * *"' in result.stdout and "tuning part" not in result.stdout
+@DAILY
+def test_the_patch_goes_to_stdout_for_a_pipe(daily: DailyRuns) -> None:
+    """`--patch -` writes the patch, and only it, to stdout: the same patch as `--patch FILE`."""
+    assert daily.one.returncode == 0, daily.one.stderr
+    assert daily.one.stdout.startswith("--- a/Pulumi.dev.yaml\n+++ b/Pulumi.dev.yaml\n")
+    assert '+        - start: "15 9 * * *"' in daily.one.stdout and "tuning part" not in daily.one.stdout
+    assert daily.one.stdout == (daily.tmp / "dev.patch").read_text()
