@@ -282,8 +282,13 @@ def test_held_headroom_windows_leave_no_reactive_comparison_and_no_crash(
     trace = tmp_path / "days.csv"
     trace.write_text("minute,requests\n" + "".join(f"{m},{6 if 600 <= m % 1440 < 720 else 2}\n"
                                                   for m in range(0, 3 * 1440, 10)))
+    # The other knobs held too: the search is a third as long and reaches the same comparison.
+    held = ["workloads.0.serving.band.scaleUp", "workloads.0.serving.band.scaleDown",
+            "workloads.0.scaleDownStabilizationSeconds", "cluster.autoscaler.scale-down-unneeded-time",
+            "cluster.autoscaler.scale-down-delay-after-add"]
     status = main(["prod", "--quiet", "--trace", str(trace), "--column", "requests", "--per-gpu", "1",
-                   "--hold-out", "0", "--reorderings", "0", "--keep", "gpuPool.headroom"])
+                   "--hold-out", "0", "--reorderings", "0", "--keep", "gpuPool.headroom",
+                   *(arg for path in held for arg in ("--keep", path))])
     out, err = capsys.readouterr()
     assert status == 0, err
     assert "no setting without a cron window to compare with: --keep holds the headroom's own windows" in out
