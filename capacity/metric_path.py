@@ -27,7 +27,7 @@ class QueryWindow:
     def __init__(self, window: float) -> None:
         self.window = window
         self.series: dict[Hashable, deque[tuple[float, float]]] = {}
-        #: The same series' values alone, so that the query sums each series in C (the simulator's hottest line).
+        #: The same series' values alone, so that the query sums each series without a generator (it runs every sync).
         self._values: dict[Hashable, deque[float]] = {}
         #: What the exporter served at its last refresh: holder -> value (a scrape copies it).
         self.exported: dict[Hashable, float] = {}

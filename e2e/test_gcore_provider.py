@@ -169,7 +169,10 @@ def test_a_first_up_stopped_while_gcore_creates_is_recovered_as_the_runbook_says
     # slots, so two pools come back in the API's order 7 times in 8. The API's own order is not documented: the test
     # has the emulator list them the other way round first (a misread 7 times in 8), then the program's way.
     orders: list[list[str]] = []
-    misread: list[dict[str, Any]] = []
+
+    def forget_import() -> None:
+        urn = next(r["urn"] for r in state(ls)["resources"] if r["urn"].endswith(CLUSTER_URN_SUFFIX))
+        assert cli(ls, "state", "delete", urn, "--force", "--yes").returncode == 0
 
     def import_until(wanted: list[str]) -> None:
         for _ in range(12):
@@ -179,8 +182,7 @@ def test_a_first_up_stopped_while_gcore_creates_is_recovered_as_the_runbook_says
             orders.append(imported_pool_order(ls))
             if orders[-1] == wanted:
                 return
-            urn = next(r["urn"] for r in state(ls)["resources"] if r["urn"].endswith(CLUSTER_URN_SUFFIX))
-            assert cli(ls, "state", "delete", urn, "--force", "--yes").returncode == 0
+            forget_import()
         raise AssertionError(f"no import read the pools as {wanted} in 12: {orders}")
 
     with timer.phase("pulumi import (until the pools line up)"):
@@ -188,8 +190,7 @@ def test_a_first_up_stopped_while_gcore_creates_is_recovered_as_the_runbook_says
         import_until(["system", "gpu"])
         steps = json.loads(ls.stack.preview(json=True, color="never").stdout)["steps"]
         misread = [st for st in steps if st["urn"].endswith(CLUSTER_URN_SUFFIX)]
-        urn = next(r["urn"] for r in state(ls)["resources"] if r["urn"].endswith(CLUSTER_URN_SUFFIX))
-        assert cli(ls, "state", "delete", urn, "--force", "--yes").returncode == 0
+        forget_import()
         gcore_api.list_pools_in(api, "gpu-dev", ["gpu", "system"])
         import_until(["gpu", "system"])
     print(f"\n[e2e] pool order of each import: {orders}")

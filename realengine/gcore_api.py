@@ -78,18 +78,23 @@ def requests_log(directory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def read_cluster(directory: Path, name: str) -> dict[str, Any]:
-    """The cluster `name` as the emulator in `directory` keeps it (the API's GET body); KeyError when it has none."""
+def cluster_file(directory: Path, name: str) -> Path:
+    """Where the emulator in `directory` keeps cluster `name`; KeyError when it has none."""
     found = sorted((directory / "clusters").glob(f"*-*-{name}.json"))
     if not found:
         raise KeyError(f"no cluster {name!r} in {directory}")
-    return dict(json.loads(found[0].read_text()))
+    return found[0]
+
+
+def read_cluster(directory: Path, name: str) -> dict[str, Any]:
+    """The cluster `name` as the emulator in `directory` keeps it (the API's GET body); KeyError when it has none."""
+    return dict(json.loads(cluster_file(directory, name).read_text()))
 
 
 def list_pools_in(directory: Path, name: str, order: list[str]) -> None:
     """Make the emulator list cluster `name`'s pools in `order`, the order the API answers GET with. Gcore does not
     document that order; the provider's import reads it into a Go map (resource_gcore_k8sv2.go, resourceK8sV2Read)."""
-    (path,) = (directory / "clusters").glob(f"*-*-{name}.json")
+    path = cluster_file(directory, name)
     cluster = json.loads(path.read_text())
     by_name = {p["name"]: p for p in cluster["pools"]}
     if sorted(by_name) != sorted(order):
