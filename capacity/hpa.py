@@ -144,8 +144,8 @@ class Hpa:
             proposal = hpa_desired_replicas(total, s.threshold, current, s.tolerance)
             if self.serving is not None:
                 ready = state.ready_pods
-                proposal = max(proposal, *(hpa_desired_replicas_value(v, 1.0, current, ready, s.tolerance)
-                                           for v in self.serving()))
+                for v in self.serving():
+                    proposal = max(proposal, hpa_desired_replicas_value(v, 1.0, current, ready, s.tolerance))
             proposal = max(proposal, self.cron_min(t))
             desired = self._normalize(t, current, proposal, hpa_min)
         if desired != current:

@@ -9,6 +9,7 @@ HPA maxes with the others).
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -54,10 +55,16 @@ class Keda:
         self.state = state
         self.replica_windows = [CronState(w, state.s.start) for w in state.s.replica_windows]
         self.last_active = 0.0
+        # The answer holds until the first window's next start or end (the HPA asks at every sync).
+        self._min, self._until = 0, -math.inf
 
     def cron_min(self, t: float) -> int:
         """The largest `desiredReplicas` of the cron triggers active at `t` (0 outside every window)."""
-        return max((w.window.value for w in self.replica_windows if w.at(t)), default=0)
+        if t >= self._until:
+            windows = self.replica_windows
+            self._min = max((w.window.value for w in windows if w.at(t)), default=0)
+            self._until = min((w.until for w in windows), default=math.inf)
+        return self._min
 
     def poll(self, t: float, demand: float) -> None:
         """KEDA's own 0 <-> 1 step for minReplicaCount 0 (the wake trigger stands for demand > 0)."""

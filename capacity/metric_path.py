@@ -21,37 +21,100 @@ from collections import deque
 from collections.abc import Hashable, Iterable, Mapping
 
 
+class _History:
+    """The samples several series share: the same values at the same scrape times. The exporter serves every Ready
+    pod of a workload the same value, so a handful of these stand for all the pods' series, and a scrape that
+    sees the exporter's last values again appends once per history instead of once per series."""
+
+    __slots__ = ("times", "values", "members", "now", "mean")
+
+    def __init__(self, times: Iterable[float] = (), values: Iterable[float] = ()) -> None:
+        self.times: deque[float] = deque(times)
+        self.values: deque[float] = deque(values)
+        #: The series that have this history.
+        self.members: list[Hashable] = []
+        #: The value its series got at the last scrape (None: they were not exported then).
+        self.now: float | None = None
+        #: The average of `values` (set by `QueryWindow.value`).
+        self.mean = 0.0
+
+
 class QueryWindow:
-    """Series keyed by who holds the GPUs (a pod), each a deque of (scrape time, value summed over its GPUs)."""
+    """Series keyed by who holds the GPUs (a pod), each the samples (scrape time, value summed over its GPUs) of
+    the last `window` seconds. Series with the same samples share one `_History`; each series is still its own
+    term of the query's sum, added in the order the series first had a sample (floating-point sums depend on it)."""
 
     def __init__(self, window: float) -> None:
         self.window = window
-        self.series: dict[Hashable, deque[tuple[float, float]]] = {}
-        #: The same series' values alone, so that the query sums each series without a generator (it runs every sync).
-        self._values: dict[Hashable, deque[float]] = {}
+        #: Every series with a sample in the window -> its history, in the order the series appeared.
+        self._of: dict[Hashable, _History] = {}
+        #: The distinct histories of `_of`.
+        self._histories: list[_History] = []
         #: What the exporter served at its last refresh: holder -> value (a scrape copies it).
         self.exported: dict[Hashable, float] = {}
+        # The exporter's dict at the last scrape: when the next scrape sees the same one (no refresh changed it)
+        # and no series expired, every history goes on as a whole.
+        self._scraped: Mapping[Hashable, float] | None = None
         # The query's last answer until a scrape or an expiry changes it (the simulator asks at every HPA sync
         # of a 14-day trace), and the oldest sample, so that nothing is scanned before one expires.
         self._oldest = math.inf
         self._value: float | None = None
         self._fresh = False
 
+    @property
+    def series(self) -> dict[Hashable, list[tuple[float, float]]]:
+        """Each series' samples, oldest first (for the end-to-end calibration's look at the window)."""
+        return {key: list(zip(h.times, h.values, strict=True)) for key, h in self._of.items()}
+
     def export(self, values: Mapping[Hashable, float]) -> None:
         self.exported = dict(values)
 
     def scrape(self, t: float) -> None:
-        series, values = self.series, self._values
-        for key, value in self.exported.items():
-            samples = series.get(key)
-            if samples is None:
-                samples = series[key] = deque()
-                values[key] = deque()
-                self._oldest = min(self._oldest, t)
-            samples.append((t, value))
-            values[key].append(value)
+        exported = self.exported
+        if exported is self._scraped:
+            for h in self._histories:
+                if h.now is not None:
+                    h.times.append(t)
+                    h.values.append(h.now)
+        else:
+            self._regroup(t, exported)
+            self._scraped = exported
+        if self._oldest == math.inf and self._of:
+            self._oldest = t
         self._fresh = False
         self._prune(t)
+
+    def _regroup(self, t: float, exported: Mapping[Hashable, float]) -> None:
+        """A scrape of values the last scrape did not see: the series of one history that got different values
+        (or no value) part ways; new series start their own."""
+        of = self._of
+        olds = {id(h): h for h in self._histories}
+        parts: dict[tuple[int, float], list[Hashable]] = {}
+        for key, value in exported.items():
+            old = of.get(key)
+            if old is None:
+                of[key] = None  # type: ignore[assignment]  # its place in the order; its history below
+            parts.setdefault((0 if old is None else id(old), value), []).append(key)
+        histories: list[_History] = []
+        for old in olds.values():
+            old.now = None
+        for (oid, value), keys in parts.items():
+            old = olds.get(oid)
+            if old is not None and len(keys) == len(old.members):
+                h = old  # all its series got the same value: it goes on as a whole
+            else:
+                h = _History() if old is None else _History(old.times, old.values)
+                h.members = keys
+                histories.append(h)
+                if old is not None:
+                    gone = set(keys)
+                    old.members = [key for key in old.members if key not in gone]
+            h.times.append(t)
+            h.values.append(value)
+            h.now = value
+            for key in keys:
+                of[key] = h
+        self._histories = [h for h in olds.values() if h.members] + histories
 
     def _prune(self, t: float) -> None:
         # Prometheus 2.x selects [t - window, t]; scrape times carry milliseconds of jitter, so a sample exactly
@@ -60,16 +123,22 @@ class QueryWindow:
         if self._oldest > edge:
             return
         oldest = math.inf
-        series, values = self.series, self._values
-        for key in list(series):
-            samples, vals = series[key], values[key]
-            while samples and samples[0][0] <= edge:
-                samples.popleft()
-                vals.popleft()
-            if not samples:
-                del series[key], values[key]
-            elif samples[0][0] < oldest:
-                oldest = samples[0][0]
+        of = self._of
+        kept = []
+        for h in self._histories:
+            times, values = h.times, h.values
+            while times and times[0] <= edge:
+                times.popleft()
+                values.popleft()
+            if not times:
+                for key in h.members:
+                    del of[key]
+                self._scraped = None  # the next scrape starts these series afresh
+                continue
+            kept.append(h)
+            if times[0] < oldest:
+                oldest = times[0]
+        self._histories = kept
         self._oldest = oldest
         self._fresh = False
 
@@ -78,9 +147,15 @@ class QueryWindow:
         result: KEDA's scaler error, its fallback)."""
         self._prune(t)
         if not self._fresh:
-            # Summed afresh as Prometheus does (a running sum drifts, and ceil(total / threshold) is exact).
-            self._value = (sum([sum(v) / len(v) for v in self._values.values()])
-                           if self._values else None)
+            # Summed afresh, series by series, as Prometheus does (a running sum drifts, and ceil(total /
+            # threshold) is exact); each history's average once.
+            of = self._of
+            if of:
+                for h in self._histories:
+                    h.mean = sum(h.values) / len(h.values)
+                self._value = sum([h.mean for h in of.values()])
+            else:
+                self._value = None
             self._fresh = True
         return self._value
 
@@ -92,9 +167,19 @@ class QueryWindow:
     def seed(self, series: Mapping[Hashable, Iterable[tuple[float, float]]],
              exported: Mapping[Hashable, float]) -> None:
         """Series as a real Prometheus holds them (the end-to-end calibration starts from a live cluster)."""
-        self.series = {key: deque(sorted(s)) for key, s in series.items()}
-        self.series = {key: s for key, s in self.series.items() if s}
-        self._values = {key: deque(v for _, v in s) for key, s in self.series.items()}
-        self._oldest = min((s[0][0] for s in self.series.values()), default=math.inf)
+        self._of = {}
+        shared: dict[tuple[tuple[float, float], ...], _History] = {}
+        for key, samples in series.items():
+            ordered = tuple(sorted(samples))
+            if not ordered:
+                continue
+            h = shared.get(ordered)
+            if h is None:
+                h = shared[ordered] = _History((ts for ts, _ in ordered), (v for _, v in ordered))
+            h.members.append(key)
+            self._of[key] = h
+        self._histories = list(shared.values())
+        self._oldest = min((h.times[0] for h in self._histories), default=math.inf)
+        self._scraped = None
         self._fresh = False
         self.exported = dict(exported)

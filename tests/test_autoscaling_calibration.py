@@ -62,41 +62,75 @@ def test_a_wrong_rule_of_the_simulator_fails_the_comparison(rule: str) -> None:
 
 # --- the query window's rule on the real Prometheus engine ---------------------------------------------------
 
-#: Two pods at 25 %, then pod b removed (its series stale) and pod a carrying all of it: 15 s scrapes.
-SERIES = {"a": [25, 25, 25, 25, 50, 50, 50, 50, 50, 50], "b": [25, 25, 25, 25]}
+#: Per scenario, each pod's value at each 15 s scrape (None: not exported then, so its series is stale, or does not
+#: exist yet).
+SCENARIOS: dict[str, dict[str, list[float | None]]] = {
+    # Two pods at 25 %, then pod b removed (its series stale) and pod a carrying all of it.
+    "a pod goes away": {"a": [25, 25, 25, 25, 50, 50, 50, 50, 50, 50], "b": [25, 25, 25, 25]},
+    # Three pods with one history part ways: c restarts (0), b is gone for two scrapes and comes back within the
+    # window (a gap in its series), d starts late, and the exporter's values often stay for several scrapes.
+    "shared series part ways": {
+        "a": [40, 40, 40, 60, 60, 60, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
+        "b": [40, 40, 40, 60, None, None, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
+        "c": [40, 40, 40, 0, 0, 60, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
+        "d": [None, None, None, None, None, 0, 0, 30, 30, 30, 45, None, None, None, None, None, None, None, None],
+    },
+}
+#: Per scenario, the scrapes Prometheus missed (stopped for 75 s, longer than the window, while the exporter went
+#: on serving the same values): every series expires, and the next scrape starts them again.
+OUTAGES: dict[str, set[int]] = {"shared series part ways": {13, 14, 15, 16, 17}}
 SCRAPE = 15
 
 
-def _input_series() -> list[dict[str, str]]:
+def _input_series(series: dict[str, list[float | None]], outages: set[int]) -> list[dict[str, str]]:
     out = []
-    for pod, values in SERIES.items():
+    length = max(len(v) for v in series.values())
+    for pod, values in series.items():
         labels = (f'namespace="gpu-workloads",pod="inference-5d8f9c7b6-{pod}{pod}{pod}{pod}{pod}",'
                   f'{dcgm.GPU_ID_LABEL}="GPU-{pod}",gpu="0",Hostname="gpu-0"')
-        text = " ".join(str(v) for v in values) + (" stale" if len(values) < len(SERIES["a"]) else "")
+        padded = [*values, *[None] * (length - len(values))]
+        seen = [any(v is not None for v in padded[: i + 1]) for i in range(length)]
+        text = " ".join("_" if i in outages else str(v) if v is not None else "stale" if seen[i] else "_"
+                        for i, v in enumerate(padded))
         out.append({"series": f"{dcgm.GPU_UTIL_METRIC}{{{labels}}}", "values": text})
     return out
 
 
-def _window_at(t: float) -> float | None:
+def _window_at(series: dict[str, list[float | None]], outages: set[int], t: float) -> float | None:
+    """The query window fed as the simulator feeds it: a new export only when the values change."""
     w = QueryWindow(60)
-    for i in range(len(SERIES["a"])):
+    served: dict[str, float] | None = None
+    for i in range(max(len(v) for v in series.values())):
         ts = i * SCRAPE
         if ts > t:
             break
-        w.export({pod: values[i] for pod, values in SERIES.items() if i < len(values)})
-        w.scrape(ts)
+        now = {pod: v for pod, values in series.items() if i < len(values) and (v := values[i]) is not None}
+        if now != served:
+            w.export(now)
+            served = now
+        if i not in outages:
+            w.scrape(ts)
+        if ts + 8 < t:
+            w.value(ts + 8)  # asked between scrapes too, as the HPA does while Prometheus is stopped
     return w.value(t)
 
 
 @pytest.mark.subprocess
-def test_the_query_window_reads_what_prometheus_reads_while_a_pod_goes_away(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_the_query_window_reads_what_prometheus_reads(scenario: str, tmp_path: Path) -> None:
     """capacity/metric_path.py against the stack's own query on promtool: each series' average summed, a removed
-    pod's series counting until its samples leave the window (68.75 = 43.75 + 25 three scrapes after)."""
+    pod's series counting until its samples leave the window (68.75 = 43.75 + 25 three scrapes after), series
+    that shared their samples counted apart once their values differ, no answer while Prometheus is stopped for
+    longer than the window, and every series back at the first scrape after it."""
+    series, outages = SCENARIOS[scenario], OUTAGES.get(scenario, set())
     query = promql.gpu_utilization_query("inference", "gpu-workloads")
-    times = [i * SCRAPE + 1 for i in range(len(SERIES["a"]))]  # a second after each scrape: no sample on an edge
-    expected = {t: _window_at(t) for t in times}
-    assert expected[4 * SCRAPE + 1 + 2 * SCRAPE] == 68.75
-    tests = [{"interval": f"{SCRAPE}s", "input_series": _input_series(),
+    scrapes = max(len(v) for v in series.values())
+    # a second after each scrape (no sample on an edge), and between scrapes (samples leave without a scrape)
+    times = sorted({i * SCRAPE + d for i in range(scrapes) for d in (1, 8)})
+    expected = {t: _window_at(series, outages, t) for t in times}
+    if scenario == "a pod goes away":
+        assert expected[4 * SCRAPE + 1 + 2 * SCRAPE] == 68.75
+    tests = [{"interval": f"{SCRAPE}s", "input_series": _input_series(series, outages),
               "promql_expr_test": [{"expr": query, "eval_time": f"{t}s",
                                     "exp_samples": [] if v is None else [{"labels": "{}", "value": v}]}
                                    for t, v in expected.items()]}]
@@ -104,6 +138,17 @@ def test_the_query_window_reads_what_prometheus_reads_while_a_pod_goes_away(tmp_
     dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "15s", "tests": tests}, tmp_path / "tests.yaml")
     result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_query_adds_the_series_in_the_order_they_appeared() -> None:
+    """The terms of the query's sum in the order the series first had a sample, whatever series share their samples
+    (capacity/metric_path.py): floating-point sums depend on their order, and the what-if's figures must not move
+    with how the window stores its series. Here a, c share a history and b has its own; a, b, c gives 1.3000000000000003
+    where a, c, b gives 1.3."""
+    w = QueryWindow(60)
+    w.export({"a": 0.1, "b": 1.1, "c": 0.1})
+    w.scrape(0.0)
+    assert w.value(1.0) == (0.1 + 1.1) + 0.1 != (0.1 + 0.1) + 1.1
 
 
 # --- the KedaScalerErrors alert's `for:` on the errors the real KEDA counted while Prometheus was stopped ---------
