@@ -9,6 +9,7 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import sys
 from collections.abc import Mapping
@@ -382,7 +383,6 @@ def record_program(
     recording = into if into is not None else Recording(stack)
     mocks, monitor = _mocks_and_monitor(recording, stack_references, preview)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
-    pulumi.runtime.set_all_config(config, secret_keys)
     root = get_root_resource()
     assert isinstance(root, pulumi.runtime.stack.Stack), root
     root.outputs.clear()  # the Stack resource is reused across runs in one process
@@ -391,7 +391,21 @@ def record_program(
     async def run() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
-    run()
+    # The config as `pulumi up` hands it over: pulumi-language-python (pulumi/pulumi v3.274.1,
+    # sdk/python/cmd/pulumi-language-python/main.go) puts it in PULUMI_CONFIG and the secret keys in
+    # PULUMI_CONFIG_SECRET_KEYS, and pulumi-language-python-exec passes both to `set_all_config`; for this run only.
+    saved = {var: os.environ.get(var) for var in ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")}
+    os.environ["PULUMI_CONFIG"] = json.dumps(config)
+    os.environ["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(secret_keys)
+    try:
+        pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
+        run()
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
     @pulumi.runtime.test
     async def collect() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pulumi
-from pulumi.runtime import config as runtime_config
 
 from stackconfig import ConfigError, StackConfig, check_config
 from stackconfig.stackfile import read_stack_file
@@ -27,17 +26,16 @@ def stack_config(project_dir: Path) -> StackConfig:
     """The stack file's YAML (duplicate keys, tabs, its shape) when it is beside the program, then every config key,
     and the secrets the stack refers to (set, and set with `--secret`): every problem in one InvalidStackConfig.
 
-    Pulumi marks a key secret only when it was set with `--secret`. The CLI passes the secret keys in
-    PULUMI_CONFIG_SECRET_KEYS, and Pulumi's python executor hands them to `pulumi.runtime.set_all_config`
-    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec), which `is_config_secret` reads; the variable is read
-    too for SDKs that configured the runtime differently.
+    Every key, and which were set with `--secret` (Pulumi marks no other key secret), as the language host hands
+    them over: pulumi-language-python puts the whole config in PULUMI_CONFIG and the secret keys in
+    PULUMI_CONFIG_SECRET_KEYS (pulumi/pulumi v3.274.1 sdk/python/cmd/pulumi-language-python/main.go), which the
+    SDK's public `get_config_env` and `get_config_secret_keys_env` read.
     """
     stack_file = project_dir / f"Pulumi.{pulumi.get_stack()}.yaml"
     try:
         file_problems = read_stack_file(stack_file).problems if stack_file.exists() else ()
-        everything = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-        from_env = set(runtime_config.get_config_secret_keys_env())
-        secret = {k for k in everything if runtime_config.is_config_secret(k) or k in from_env}
+        everything = pulumi.runtime.get_config_env()
+        secret = set(pulumi.runtime.get_config_secret_keys_env()) & set(everything)
         return check_config(everything, pulumi.get_project(), file_problems=file_problems, secret_keys=secret,
                             require_secrets=True)
     except ConfigError as exc:
