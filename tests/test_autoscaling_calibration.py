@@ -10,6 +10,7 @@ cluster-autoscaler); timings divided by the factor the file states. docs/autosca
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +100,13 @@ def _input_series(series: dict[str, list[float | None]], outages: set[int]) -> l
 def _window_at(series: dict[str, list[float | None]], outages: set[int], t: float) -> float | None:
     """The query window fed as the simulator feeds it: a new export only when the values change."""
     w = QueryWindow(60)
-    served: dict[str, float] | None = None
+    served: dict[Hashable, float] | None = None
     for i in range(max(len(v) for v in series.values())):
         ts = i * SCRAPE
         if ts > t:
             break
-        now = {pod: v for pod, values in series.items() if i < len(values) and (v := values[i]) is not None}
+        now: dict[Hashable, float] = {pod: v for pod, values in series.items()
+                                      if i < len(values) and (v := values[i]) is not None}
         if now != served:
             w.export(now)
             served = now
