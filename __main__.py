@@ -66,7 +66,7 @@ in_cluster = pulumi.ResourceOptions(
     providers={"kubernetes": gpu_cluster.provider},
     # Deleting a cluster this stack created deletes what runs in it (components/kube.py deleted_with); one made
     # elsewhere stays, so destroy removes this stack's objects from it one by one.
-    transformations=[deleted_with(gpu_cluster.cluster)] if isinstance(gpu_cluster, GpuCluster) else None,
+    transforms=[deleted_with(gpu_cluster.cluster)] if isinstance(gpu_cluster, GpuCluster) else None,
 )
 mirror = cfg.charts.mirror
 

@@ -17,11 +17,11 @@ from stacknames import PLATFORM_LABELS
 OWNS_OUTSIDE = ("kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:core/v1:PersistentVolume")
 
 
-def deleted_with(cluster: pulumi.Resource) -> pulumi.ResourceTransformation:
-    """A transformation (inherited by every child of the components it is given to) that marks each in-cluster
-    resource `deleted_with` the cluster: when the cluster itself is deleted (destroy, or a replacement), Pulumi skips
-    deleting them one by one against an API server that is going away, where Helm uninstalls and namespace
-    finalizers can hang, and deleting the cluster deletes them all.
+def deleted_with(cluster: pulumi.Resource) -> pulumi.ResourceTransform:
+    """A transform (`ResourceOptions.transforms`: the engine runs it on the resource it is given to and on every
+    descendant) that marks each in-cluster resource `deleted_with` the cluster: when the cluster itself is deleted
+    (destroy, or a replacement), Pulumi skips deleting them one by one against an API server that is going away,
+    where Helm uninstalls and namespace finalizers can hang, and deleting the cluster deletes them all.
 
     It changes nothing while the cluster lives: removing a workload, replacing the KEDA release or a namespace
     deletes each resource as before, in dependency order (ScaledObjects before KEDA clears their finalizers, the
@@ -31,7 +31,7 @@ def deleted_with(cluster: pulumi.Resource) -> pulumi.ResourceTransformation:
     delete must run to release it.
     """
 
-    def transform(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         if not args.type_.startswith("kubernetes:") or args.type_.startswith("pulumi:providers:"):
             return None
         spec = args.props.get("spec") if isinstance(args.props, Mapping) else None
@@ -39,7 +39,7 @@ def deleted_with(cluster: pulumi.Resource) -> pulumi.ResourceTransformation:
             spec.get("type") == "LoadBalancer")
         if args.type_ in OWNS_OUTSIDE or load_balancer:
             return None
-        return pulumi.ResourceTransformationResult(
+        return pulumi.ResourceTransformResult(
             args.props, pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(deleted_with=cluster)))
 
     return transform

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -124,8 +124,9 @@ def test_what_owns_something_outside_the_cluster_is_still_deleted_on_its_own() -
     transform = deleted_with(cluster)
 
     def marked(type_: str, props: dict[str, Any]) -> bool:
-        args = pulumi.ResourceTransformationArgs(cast(Any, None), type_, "x", props, pulumi.ResourceOptions())
+        args = pulumi.ResourceTransformArgs(True, type_, "x", props, pulumi.ResourceOptions())
         result = transform(args)
+        assert not isinstance(result, Awaitable)
         return result is not None and result.opts.deleted_with is cluster
 
     assert marked("kubernetes:core/v1:Service", {"spec": {"type": "ClusterIP"}})
