@@ -117,6 +117,12 @@ class Service:
         self.backlog = 0.0
         #: The clock of the last tick whose requests waited (a backlog ahead of them).
         self._waited = -math.inf
+        #: The clock of the first tick at the current TPOT.
+        self._tpot_since = -math.inf
+        # The last tick without a backlog before it: its (demand, capacity, dt) and what followed from them.
+        self._quiet_key: tuple[float, float, float] | None = None
+        self._quiet: tuple[float, float, float, float, float, float, float, bool] = (
+            0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True)
         self.load = 0.0
         self.ttft, self.tpot = model.ttft_low, model.tpot_low
         self.ratios: deque[float] = deque(maxlen=model.smoothing_scrapes)
@@ -131,19 +137,31 @@ class Service:
         """One tick: `demand` GPUs of work arrive, `capacity` Ready GPUs serve (every tick of a 14-day trace: the
         locals and the early outs are for speed)."""
         m = self.m
-        arrived = demand * dt
-        work = self.backlog + arrived
-        full = capacity * dt
-        served = work if work <= full else full
-        self.backlog = backlog = work - served
-        if capacity > 0:
-            load = served / full
-            wait = backlog / capacity
+        key = (demand, capacity, dt)
+        if self.backlog == 0.0 and key == self._quiet_key:
+            # No backlog and the same load as the last such tick: the same figures (most ticks of a trace).
+            arrived, served, backlog, load, wait, ttft, tpot, met = self._quiet
         else:
-            load, wait = 0.0, math.inf
-        self.load = load
-        self.ttft, self.tpot = ttft, tpot = m.latency(load, wait)
+            arrived = demand * dt
+            work = self.backlog + arrived
+            full = capacity * dt
+            served = work if work <= full else full
+            backlog = work - served
+            if capacity > 0:
+                load = served / full
+                wait = backlog / capacity
+            else:
+                load, wait = 0.0, math.inf
+            ttft, tpot = m.latency(load, wait)
+            met = (m.ttft_objective is None or ttft <= m.ttft_objective) and (
+                m.tpot_objective is None or tpot <= m.tpot_objective)
+            if self.backlog == 0.0:
+                self._quiet_key, self._quiet = key, (arrived, served, backlog, load, wait, ttft, tpot, met)
+        self.backlog = backlog
         self.clock = clock = self.clock + dt
+        if tpot != self.tpot:
+            self._tpot_since = clock
+        self.load, self.ttft, self.tpot = load, ttft, tpot
         if wait:
             self._waited = clock
         finished = self.finished
@@ -158,8 +176,7 @@ class Service:
                 self.worst_ttft = ttft
             if tpot > self.worst_tpot:
                 self.worst_tpot = tpot
-        if (m.ttft_objective is None or ttft <= m.ttft_objective) and (
-                m.tpot_objective is None or tpot <= m.tpot_objective):
+        if met:
             self.attained_s += arrived
             self.goodput_s += served
 
@@ -181,9 +198,9 @@ class Service:
         if not done:
             return 0.0
         m = self.m
-        # No request within the span waited: every TTFT is the engine's own.
+        # No request within the span waited: every TTFT is the engine's own. One TPOT all along the span: that one.
         ttft = m.ttft_low if self._waited <= self.clock - m.span else _span_quantile(done, 2)
-        tpot = _span_quantile(done, 3)
+        tpot = done[-1][3] if self._tpot_since <= done[0][0] else _span_quantile(done, 3)
         r = m.ratio(ttft, tpot)
         return 0.0 if r is None else min(r, m.clamp)
 

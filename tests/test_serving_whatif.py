@@ -55,6 +55,30 @@ def test_above_the_knee_the_excess_waits_and_ttft_grows_with_the_backlog(model: 
     assert svc.result()["goodputGpuHours"] == 0.0
 
 
+def test_a_load_seen_before_without_a_backlog_queues_again(model: ServiceModel) -> None:
+    """`Service.step` reuses the figures of the last tick that started without a backlog when the load repeats
+    (capacity/service.py): the backlog is one of them."""
+    svc = Service(model, 4)
+    svc.step(5.0, 4.0, 5)  # 5 GPU-s queue
+    svc.step(0.0, 4.0, 5)  # drained
+    assert svc.backlog == 0.0
+    svc.step(5.0, 4.0, 5)
+    assert svc.backlog == pytest.approx(5.0) and svc.ttft == pytest.approx(0.040 + 1.25)
+    svc.step(5.0, 4.0, 5)  # the same load, but now on a backlog: it grows
+    assert svc.backlog == pytest.approx(10.0)
+
+
+def test_the_scraped_tpot_is_the_p90_of_the_spans_work_not_the_last_ticks(model: ServiceModel) -> None:
+    """Three busy ticks (load 0.9) then six quiet ones (0.3), all within the span: the busy ones served 54 of the 90
+    GPU-seconds, so the span's P90 TPOT is the busy one, although the engine is quiet now."""
+    svc = Service(model, 4)
+    for demand in (3.6, 3.6, 3.6, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2):
+        svc.step(demand, 4.0, 5)
+    svc.scrape(4)
+    assert svc.tpot == pytest.approx(0.007 + 0.033 * 0.3)
+    assert svc.ratios[-1] == pytest.approx((0.007 + 0.033 * 0.9) / 0.050)
+
+
 def test_the_band_holds_healthy_latency_and_moves_outside_it(model: ServiceModel) -> None:
     # TPOT 23.5 ms / 50 ms = 0.47, inside [0.35, 0.6]: value 1, the HPA holds.
     assert model.banded(0.47) == 1.0
