@@ -9,13 +9,14 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 from __future__ import annotations
 
 import json
-import os
 import runpy
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from offline.runtime import Transforms, language_host_config
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The generated Gcore SDK (`pulumi install`, or `python -m realengine.gcore_sdk`), which requirements*.txt install.
@@ -154,51 +155,6 @@ CLUSTER_COMPUTED = ("k8sv2Id", "status", "isPublic", "createdAt", "creatorTaskId
                     "podsIpPool", "servicesIpPool")
 
 
-def _transformed(request: Any, callbacks: list[Any]) -> Any:
-    """The registration after its transforms, run as the engine runs them (pulumi/pulumi v3.274.1
-    pkg/resource/deploy/source_eval.go `RegisterResource`): each callback in turn, through the program's own callback
-    server (the SDK's `_CallbackServicer`, which the engine calls over gRPC), on the program's event loop (this
-    monitor method runs in an executor thread while the loop awaits it). The mock monitor does not run them."""
-    import asyncio
-
-    from pulumi.runtime._callbacks import _CallbackServicer
-    from pulumi.runtime.proto import resource_pb2
-
-    servers = {token: server for server in _CallbackServicer._servicers for token in server._callbacks}
-    out = resource_pb2.RegisterResourceRequest()
-    out.CopyFrom(request)
-    for callback in callbacks:
-        options = resource_pb2.TransformResourceOptions(
-            depends_on=out.dependencies, protect=out.protect, ignore_changes=out.ignoreChanges,
-            replace_on_changes=out.replaceOnChanges, version=out.version, aliases=out.aliases,
-            provider=out.provider, custom_timeouts=out.customTimeouts, retain_on_delete=out.retainOnDelete,
-            deleted_with=out.deletedWith, additional_secret_outputs=out.additionalSecretOutputs,
-            providers=out.providers, plugin_download_url=out.pluginDownloadURL)
-        if out.deleteBeforeReplaceDefined:
-            options.delete_before_replace = out.deleteBeforeReplace
-        call = resource_pb2.TransformRequest(type=out.type, name=out.name, custom=out.custom, parent=out.parent,
-                                             properties=out.object, options=options)
-        server = servers[callback.token]
-        answer: Any = server._callbacks[callback.token](call.SerializeToString())  # a coroutine
-        future = asyncio.run_coroutine_threadsafe(answer, server._loop)
-        result = resource_pb2.TransformResponse.FromString(future.result().SerializeToString())
-        out.object.CopyFrom(result.properties)
-        o = result.options
-        del out.dependencies[:]
-        out.dependencies.extend(o.depends_on)
-        out.protect = o.protect
-        for name, values in (("ignoreChanges", o.ignore_changes), ("replaceOnChanges", o.replace_on_changes),
-                             ("additionalSecretOutputs", o.additional_secret_outputs)):
-            del getattr(out, name)[:]
-            getattr(out, name).extend(values)
-        out.retainOnDelete = o.retain_on_delete
-        out.deletedWith = o.deleted_with
-        out.provider = o.provider
-        if o.HasField("delete_before_replace"):
-            out.deleteBeforeReplace, out.deleteBeforeReplaceDefined = o.delete_before_replace, True
-    return out
-
-
 def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, ReferencedStack] | None = None,
                        preview: bool = False) -> Any:
     import pulumi
@@ -248,22 +204,12 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
             return {}, []
 
     class RecordingMonitor(MockMonitor):
-        #: The `transforms` each resource declared, and its parent: the engine runs a resource's own transforms,
-        #: then each ancestor's, then the stack's.
-        own_transforms: dict[str, list[Any]] = {}
-        parents: dict[str, str] = {}
+        transforms = Transforms()
 
         def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
-            chain = list(request.transforms)
-            parent = request.parent
-            while parent:
-                chain += self.own_transforms.get(parent, [])
-                parent = self.parents.get(parent, "")
-            if chain:
-                request = _transformed(request, chain)
+            request = self.transforms.apply(request)
             response = super().RegisterResource(request)
-            self.own_transforms[response.urn] = list(request.transforms)
-            self.parents[response.urn] = request.parent
+            self.transforms.registered(response.urn, request)
             if request.type != "pulumi:pulumi:Stack":
                 ct = request.customTimeouts
                 recording.resources.append(
@@ -450,21 +396,8 @@ def record_program(
     async def run() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
-    # The config as `pulumi up` hands it over: pulumi-language-python (pulumi/pulumi v3.274.1,
-    # sdk/python/cmd/pulumi-language-python/main.go) puts it in PULUMI_CONFIG and the secret keys in
-    # PULUMI_CONFIG_SECRET_KEYS, and pulumi-language-python-exec passes both to `set_all_config`; for this run only.
-    saved = {var: os.environ.get(var) for var in ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")}
-    os.environ["PULUMI_CONFIG"] = json.dumps(config)
-    os.environ["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(secret_keys)
-    try:
-        pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
+    with language_host_config(config, secret_keys):
         run()
-    finally:
-        for var, value in saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
 
     @pulumi.runtime.test
     async def collect() -> None:
