@@ -185,28 +185,45 @@ def up(name: str = DEFAULT_NAME, stack: str = "dev", extra_kcm_args: list[str] |
     cfg = base / f"{name}.kwokctl.yaml"
     cfg.write_text(kwokctl_config(name, extra_kcm_args))
     merged = base / f"{name}.kubeconfig-merge.yaml"  # kwokctl adds a context here; never ~/.kube/config
-    run(["kwokctl", "create", "cluster", "--name", name, "--runtime", "binary", "--config", str(cfg),
-         "--kubeconfig", str(merged),
-         "--kube-apiserver-binary", str(bins / "kube-apiserver"),
-         "--kube-controller-manager-binary", str(bins / "kube-controller-manager"),
-         "--kube-scheduler-binary", str(bins / "kube-scheduler"),
-         "--etcd-binary", str(bins / "etcd"), "--kwok-controller-binary", str(bins / "kwok"),
-         "--wait", "60s"], env)
-    if stages is not None:
-        edit_stages(name, stages, env)
     kubeconfig = kubeconfig_path(name)
     kenv = dict(env, KUBECONFIG=str(kubeconfig))
-    # The ServiceAccount admission plugin refuses pods until the controller-manager has made `default`'s account.
+    for attempt in (1, 2):
+        run(["kwokctl", "create", "cluster", "--name", name, "--runtime", "binary", "--config", str(cfg),
+             "--kubeconfig", str(merged),
+             "--kube-apiserver-binary", str(bins / "kube-apiserver"),
+             "--kube-controller-manager-binary", str(bins / "kube-controller-manager"),
+             "--kube-scheduler-binary", str(bins / "kube-scheduler"),
+             "--etcd-binary", str(bins / "etcd"), "--kwok-controller-binary", str(bins / "kwok"),
+             "--wait", "60s"], env)
+        try:
+            if stages is not None:
+                edit_stages(name, stages, env)
+            _await_default_account(kenv)
+            break
+        except (subprocess.CalledProcessError, RuntimeError):
+            # kwokctl picks free ports before it starts the components; one taken in between (CI saw kube-apiserver
+            # exit with "bind: address already in use") leaves a cluster without an API server. Once more, on
+            # the ports a new create picks.
+            log = kubeconfig.parent / "logs" / "kube-apiserver.log"
+            if attempt == 2 or not log.exists() or "address already in use" not in log.read_text(errors="replace"):
+                raise
+            print(f"[e2e] {name}: kube-apiserver found its port taken; creating the cluster again", file=sys.stderr)
+            subprocess.run(["kwokctl", "delete", "cluster", "--name", name], env=env, check=False,
+                           capture_output=True)
+    for node in nodes if nodes is not None else stack_nodes(stack):
+        run(["kubectl", "apply", "-f", "-"], kenv, input=json.dumps(node.manifest()))
+    run(["kubectl", "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"], kenv)
+    return kubeconfig
+
+
+def _await_default_account(kenv: dict[str, str]) -> None:
+    """The ServiceAccount admission plugin refuses pods until the controller-manager has made `default`'s account."""
     deadline = time.monotonic() + 60
     while run(["kubectl", "get", "serviceaccount", "default", "-n", "default", "--ignore-not-found", "-o", "name"],
               kenv).stdout.strip() == "":
         if time.monotonic() > deadline:
             raise RuntimeError("the controller-manager did not create the default ServiceAccount within 60 s")
         time.sleep(0.5)
-    for node in nodes if nodes is not None else stack_nodes(stack):
-        run(["kubectl", "apply", "-f", "-"], kenv, input=json.dumps(node.manifest()))
-    run(["kubectl", "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"], kenv)
-    return kubeconfig
 
 
 def down(name: str = DEFAULT_NAME) -> None:
