@@ -57,5 +57,5 @@ fi
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.
 # -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners); --dist loadgroup keeps
-# the tests of one `xdist_group` on one worker, so that they share a module fixture (tests/test_tune_runs.py).
+# the tests of one `xdist_group` on one worker, so that they share one fixture (tests/test_tune_runs.py).
 exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting "$@"

@@ -277,7 +277,7 @@ def run_cli(tmp_path: Path, *args: str) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prod_14d(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], float]:
     tmp = tmp_path_factory.mktemp("prod")
     began = time.process_time()

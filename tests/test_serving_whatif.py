@@ -205,7 +205,7 @@ def test_an_empty_override_removes_the_key() -> None:
 # --- the repository's trace ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("serving-whatif") / "prod.json"
     assert main(["prod", "--json", str(out)]) == 0  # prod's inference as configured: on its serving profile
