@@ -20,7 +20,7 @@ from realengine import cluster
 from realengine.toolchain import ENGINE, Toolchain, ToolchainMissing, bin_dir, prepare
 
 #: Everything the end-to-end tests run: the engine and providers, the control plane, KEDA.
-ALL = (*ENGINE, "kubernetes", "etcd", "kwok", "keda", "cluster-autoscaler")
+ALL = (*ENGINE, "pulumi-language-nodejs", "kubernetes", "etcd", "kwok", "keda", "cluster-autoscaler")
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,8 @@ each phase's wall time is printed.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from e2e.consumers import CONSUMERS, package_consumer
 from e2e.harness import CHART_CACHE, Kube, Timer, platform, repackaged_chart, wait_for
 from e2e.keda import LocalKeda
 from realengine import gcore_api
@@ -292,81 +291,51 @@ def test_a_consumer_stack_reads_the_outputs_through_a_stack_reference(dev: Local
 
 # --- a workload team's program, through the component package ----------------------------------------------------
 
-#: The language host upgrades pip, setuptools and wheel and installs requirements.txt in each virtualenv it uses
-#: (pulumi sdk/python/toolchain/pip.go `InstallDependencies`). Offline there is no index: pip keeps what is
-#: installed, and builds the generated SDK with the setuptools it has.
-OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
-
-
-def package_consumer(tc: Toolchain, dev: LocalStack, work: Path, stack_name: str, workload: dict[str, Any]) -> Any:
-    """examples/package-consumer in a fresh project directory, the package added as a user adds it: `pulumi package
-    add`, which generates the Python SDK and installs it with the program's requirements into the project's
-    virtualenv. Offline that virtualenv sees the repository's (pulumi, pulumi-kubernetes), put first on its path,
-    and gets only the generated SDK. Stack `stack_name` reads the dev platform through a StackReference."""
-    from pulumi import automation as auto
-
-    from realengine.stack import open_stack
-
-    env = {**tc.env(dev.workdir / "backend"), **OFFLINE_PIP}
-    if not work.exists():
-        shutil.copytree(ROOT / "examples" / "package-consumer", work, ignore=shutil.ignore_patterns("Pulumi.*.yaml"))
-        subprocess.run([sys.executable, "-m", "venv",
-                        str(work / "venv")], check=True)
-        site = next((work / "venv" / "lib").glob("python*/site-packages"))
-        (site / "platform-venv.pth").write_text(
-            f"import sys; sys.path.insert(0, {sysconfig.get_paths()['purelib']!r})\n")
-        added = subprocess.run([tc.pulumi, "package", "add", str(ROOT / "gpu_platform")], cwd=work, env=env,
-                               capture_output=True, text=True, timeout=600)
-        assert added.returncode == 0, added.stdout[-2000:] + added.stderr[-3000:]
-        assert "sdks/gpu-platform" in (work / "requirements.txt").read_text().split()
-    stack = open_stack(stack_name, work, tc, env)
-    stack.set_all_config({
-        "platformStack": auto.ConfigValue(f"organization/gpu-autoscaling/{dev.name}"),
-        "workload": auto.ConfigValue(json.dumps(workload)),
-    })
-    return stack
-
-
-def test_a_python_program_adds_the_package_and_deploys_a_workload_as_the_platform_does(
-        dev: LocalStack, kube: Kube, tc: Toolchain, workdir: Path, timer: Timer) -> None:
-    """The platform's own dev workload under another name, from a workload team's program: the Deployment,
-    ScaledObject and PodDisruptionBudget the package's GpuWorkload creates are the platform's, name for name."""
+@pytest.mark.parametrize("language", CONSUMERS)
+def test_a_program_adds_the_package_and_deploys_a_workload_as_the_platform_does(
+        dev: LocalStack, kube: Kube, tc: Toolchain, workdir: Path, timer: Timer, language: str) -> None:
+    """The platform's own dev workload under another name, from a workload team's program in `language`: the
+    Deployment, ScaledObject and PodDisruptionBudget the package's GpuWorkload creates are the platform's, name for
+    name."""
+    name = CONSUMERS[language][1]
     platform_so = kube.get("scaledobject", "inference", "-n", WORKLOAD_NAMESPACE)
     own = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-autoscaling:workloads"][0]
     workload = {**{k: own[k] for k in ("image", "command", "args", "minReplicas", "targetUtilization")},
-                "name": "inference-b", "namespace": WORKLOAD_NAMESPACE, "priorityClassName": "gpu-workload",
+                "name": name, "namespace": WORKLOAD_NAMESPACE, "priorityClassName": "gpu-workload",
                 "maxReplicas": platform_so["spec"]["maxReplicaCount"]}
-    with timer.phase("package add (SDK generated and installed)"):
-        stack = package_consumer(tc, dev, workdir / "package-consumer", dev.name, workload)
-    with timer.phase("package consumer up"):
+    with timer.phase(f"package add, {language} (SDK generated and installed)"):
+        stack = package_consumer(tc, dev, workdir / f"package-consumer-{language}", dev.name, workload, language)
+    with timer.phase(f"package consumer up, {language}"):
         stack.up()
     outputs = stack.outputs()
-    assert outputs["deployment"].value == "inference-b" and outputs["namespace"].value == WORKLOAD_NAMESPACE
+    assert outputs["deployment"].value == name and outputs["namespace"].value == WORKLOAD_NAMESPACE
     for kind in ("deployment", "scaledobject", "poddisruptionbudget"):
         theirs = kube.get(kind, "inference", "-n", WORKLOAD_NAMESPACE)["spec"]
-        ours = kube.get(kind, "inference-b", "-n", WORKLOAD_NAMESPACE)["spec"]
+        ours = kube.get(kind, name, "-n", WORKLOAD_NAMESPACE)["spec"]
         if kind == "deployment":  # the HPA's, not the program's
             theirs.pop("replicas", None)
             ours.pop("replicas", None)
-        assert ours == json.loads(json.dumps(theirs).replace("inference", "inference-b")), kind
-    with timer.phase("package consumer destroy"):
+        assert ours == json.loads(json.dumps(theirs).replace("inference", name)), kind
+    with timer.phase(f"package consumer destroy, {language}"):
         stack.destroy()
-    assert not kube.run("get", "deployment", "inference-b", "-n", WORKLOAD_NAMESPACE, "-o", "name",
+    assert not kube.run("get", "deployment", name, "-n", WORKLOAD_NAMESPACE, "-o", "name",
                         check=False).stdout.strip()
 
 
+@pytest.mark.parametrize("language", CONSUMERS)
 @pytest.mark.parametrize("bad, argument, said", [
     ({"minReplicas": 3, "maxReplicas": 2}, "minReplicas", "is greater than maxReplicas (2)"),
     ({"targetUtilization": 0.6}, "targetUtilization", "write 60 for 60 %"),
 ])
 def test_the_package_refuses_a_bad_argument_naming_it_and_creates_nothing(
         dev: LocalStack, kube: Kube, tc: Toolchain, workdir: Path, bad: dict[str, Any], argument: str,
-        said: str) -> None:
+        said: str, language: str) -> None:
     from pulumi import automation as auto
 
     workload = {"name": "refused", "namespace": WORKLOAD_NAMESPACE, "image": "registry.example.com/x:1.0",
                 "maxReplicas": 4, **bad}
-    stack = package_consumer(tc, dev, workdir / "package-consumer", f"bad-{argument.lower()}", workload)
+    stack = package_consumer(tc, dev, workdir / f"package-consumer-{language}", f"bad-{argument.lower()}",
+                             workload, language)
     with pytest.raises(auto.CommandError) as err:
         stack.up()
     text = str(err.value)

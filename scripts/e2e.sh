@@ -36,6 +36,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "e2e: no .venv; run bash scripts/test.sh first (it makes the environment and the chart cache)" >&2
   exit 2
 fi
+# npm installs from this cache inside the namespace (e2e/consumers.py); filled here, while the registry is reachable.
+export npm_config_cache="$PWD/.cache/npm"
+if [ "${INSIDE_NETNS:-}" != 1 ] && [[ " ${files[*]} " == *" e2e/test_lifecycle.py "* ]]; then
+  start=$(date +%s)
+  .venv/bin/python -m e2e.consumers
+  echo "[e2e] npm cache for the TypeScript consumer: $(( $(date +%s) - start )) s" >&2
+fi
 isolate_network "$0" "$suite" -- "$@"
 export E2E_OUT="${E2E_OUT:-$PWD/e2e-out}"
 mkdir -p "$E2E_OUT"

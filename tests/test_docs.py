@@ -61,6 +61,18 @@ def test_readme_is_short() -> None:
     assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move detail into docs/ (limit {README_MAX_BYTES})"
 
 
+#: docs/ as a whole and any one page: what a reader finishes (detail beyond it goes, or into a tool's docstring).
+DOCS_MAX_BYTES, PAGE_MAX_BYTES = 160_000, 20_000
+
+
+def test_the_docs_are_short_enough_to_finish() -> None:
+    pages = {p.name: len(p.read_bytes()) for p in (ROOT / "docs").glob("*.md")}
+    assert sum(pages.values()) <= DOCS_MAX_BYTES, (
+        f"docs/ is {sum(pages.values())} bytes (limit {DOCS_MAX_BYTES}): cut measurement logs and derivations")
+    long = {name: size for name, size in pages.items() if size > PAGE_MAX_BYTES}
+    assert not long, f"pages over {PAGE_MAX_BYTES} bytes: {long}; split or cut them"
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_link_resolves(doc: Path) -> None:
     text = FENCE.sub("", doc.read_text())
