@@ -28,9 +28,10 @@ from e2e.harness import Kube, Timer, platform, wait_for
 from e2e.keda import LocalKeda
 from e2e.kubeapi import KubeApi
 from e2e.monitoring import exporter_refresh_seconds, keda_errors_prometheus, platform_prometheus, release_values
+from e2e.objects import pod_gpus
 from e2e.prediction import Inputs, NodeAt, PodAt, RealTimes, Start, run_settings
 from e2e.recorder import Observation, Recorder, Subject, is_ready
-from e2e.standin_autoscaler import Pool, StandInAutoscaler, pod_gpus
+from e2e.standin_autoscaler import Pool, StandInAutoscaler
 from e2e.timeline import Scenario
 from localprom.server import PrometheusServer, free_port
 from realengine.stack import LocalStack

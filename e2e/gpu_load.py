@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from e2e.objects import pod_gpus
 from e2e.recorder import Recorder, is_ready
-from e2e.standin_autoscaler import pod_gpus
 from localprom.dcgm import ExporterNode, Gpu, serve_metrics
 from localprom.scrape import Target, write_targets
 from renderers import dcgm

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from e2e.kubeapi import KubeApi
-from e2e.standin_autoscaler import TO_BE_DELETED, condition, pod_gpus, unschedulable
+from e2e.objects import TO_BE_DELETED, condition, pod_gpus, unschedulable
 from stacknames import GPU_RESOURCE, NAME_LABEL
 
 

@@ -53,6 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from e2e.kubeapi import ApiError, KubeApi
+from e2e.objects import TO_BE_DELETED, condition, pod_gpus, unschedulable
+from e2e.timescale import BOOT_DELAY
 from realengine.cluster import GPU_NODE_CPU, GPU_NODE_MEMORY, NodeSpec, taint_list
 from realengine.gcore_api import read_cluster
 from stackconfig.flavors import gpus_of
@@ -71,9 +73,6 @@ CA_DEFAULTS: Mapping[str, str] = {
 #: Not settable on Gcore (its autoscaler_config keys omit them): the CA defaults.
 GPU_UTILIZATION_THRESHOLD = 0.5
 NODE_GROUP_BACKOFF = "5m"
-#: kwok's node-initialize stage waits until the time in this annotation (e2e/timescale.py edits the stage).
-BOOT_DELAY = "gpu-autoscaling.e2e/ready-at"
-TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 #: cluster-autoscaler clusterstate/clusterstate.go `MaxNodeStartupTime`: how long after it registered a node that is
 #: not ready (a start-up taint makes it so) still counts as coming.
@@ -140,22 +139,14 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, str]) -> bool:
     return bool(toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", ""))
 
 
-def pod_gpus(pod: Mapping[str, Any]) -> int:
-    return sum(int(c.get("resources", {}).get("requests", {}).get(GPU_RESOURCE, 0)) for c in pod["spec"]["containers"])
 
 
-def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in obj.get("status", {}).get("conditions") or [] if c["type"] == kind), None)
 
 
 def is_daemon_pod(pod: Mapping[str, Any]) -> bool:
     return any(o.get("kind") == "DaemonSet" for o in pod["metadata"].get("ownerReferences") or [])
 
 
-def unschedulable(pod: Mapping[str, Any]) -> bool:
-    cond = condition(pod, "PodScheduled")
-    return bool(not pod["spec"].get("nodeName") and cond is not None and cond["status"] == "False"
-                and cond.get("reason") == "Unschedulable" and not pod["metadata"].get("deletionTimestamp"))
 
 
 @dataclass

@@ -32,7 +32,7 @@ import yaml
 from e2e.cluster_autoscaler import ClusterAutoscaler, DevicePlugin, NodeGroup, boot_delay_stages
 from e2e.harness import Kube, Timer, wait_for
 from e2e.kubeapi import KubeApi
-from e2e.standin_autoscaler import unschedulable
+from e2e.objects import unschedulable
 from realengine import cluster
 from realengine.stack_view import config
 from realengine.toolchain import Toolchain

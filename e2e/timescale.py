@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from e2e.standin_autoscaler import BOOT_DELAY
 from realengine.cluster import StageEdit
 from stacknames import NAME_LABEL
 
 FACTOR = 30
+#: kwok's node-initialize stage waits until the time in this annotation (`stage_delays`).
+BOOT_DELAY = "gpu-autoscaling.e2e/ready-at"
 #: kube-controller-manager's default (pkg/controller/podautoscaler/config/v1alpha1/defaults.go), divided.
 HPA_SYNC_SECONDS = 15 / FACTOR
 

@@ -41,8 +41,8 @@ from typing import Any
 
 from capacity.service import Service, ServiceModel
 from e2e.gpu_load import LoadProfile
+from e2e.objects import pod_gpus
 from e2e.recorder import Recorder, is_ready
-from e2e.standin_autoscaler import pod_gpus
 from localprom.dcgm import serve_metrics, stop_servers
 from localprom.scrape import PodTarget, write_targets
 from stackconfig.engines import EngineMetrics
