@@ -9,8 +9,8 @@ platform's own rules (stackconfig): a bad one raises `pulumi.InputPropertiesErro
 and the fix. The pool is known only when the platform stack's outputs are; its rules (a pod's GPUs within a node's) are
 checked when it is, before the Deployment is sent.
 
-Not yet arguments here: the serving profile, secrets, schedules, probes, the model cache, the wake trigger and
-custom triggers (the platform program's own workloads have them).
+Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring), secrets, the
+model cache, the wake trigger and custom triggers (the platform program's own workloads have them).
 """
 
 from collections.abc import Mapping
@@ -55,6 +55,31 @@ class ResourceRequests(TypedDict):
     """CPU per pod, a Kubernetes quantity such as `4`."""
     memory: NotRequired[str]
     """Memory per pod, a Kubernetes quantity such as `32Gi`."""
+
+
+class Schedule(TypedDict):
+    start: str
+    """When the window opens: a five-field cron expression, e.g. `0 8 * * 1-5`."""
+    end: str
+    """When it closes, the same way, e.g. `0 20 * * 1-5`."""
+    min_replicas: int
+    """The fewest replicas while it is open (KEDA's cron trigger)."""
+    timezone: NotRequired[str]
+    """The IANA time zone of `start` and `end` (default `UTC`), e.g. `Europe/Luxembourg`."""
+
+
+class Probes(TypedDict):
+    port: str
+    """The name of the port (in `ports`) the HTTP checks go to."""
+    path: NotRequired[str]
+    """The readiness and liveness path (default `/health`, vLLM's)."""
+    startup_minutes: NotRequired[int]
+    """How long loading may take before the container is restarted (default 30)."""
+    period_seconds: NotRequired[int]
+    """Seconds between checks (default 10)."""
+    failure_threshold: NotRequired[int]
+    """Failed readiness checks before the pod leaves the Service (default 3); liveness restarts after three times
+    as many."""
 
 
 class Pool(TypedDict):
@@ -117,19 +142,42 @@ class GpuWorkloadArgs(TypedDict):
     """Ports the container serves; with any, a ClusterIP Service over them."""
     metrics: NotRequired[Metrics]
     """The workload's own metrics endpoint, scraped through a PodMonitor."""
+    schedules: NotRequired[list[Schedule]]
+    """Recurring windows of minimum capacity (a known daily peak, held before it comes)."""
+    probes: NotRequired[Probes]
+    """HTTP startup, readiness and liveness checks (needs `ports`)."""
     priority_class_name: NotRequired[pulumi.Input[str]]
     """The pods' PriorityClass; the platform's workloads use `gpu-workload` (above its headroom placeholders)."""
 
 
 def _whole(value: Any) -> Any:
-    """A whole number as the int the schema declares: the Python provider host hands integer inputs over as the
-    floats they travel as (pulumi 3.272, provider/experimental/component.py `map_input_properties`: its int()
-    conversion is overwritten by the plain assignment after it). Any other value is the model's to judge."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+    """Whole numbers as the ints the schema declares, in nested objects and lists too: the Python provider host
+    hands integer inputs over as the floats they travel as (pulumi 3.272, provider/experimental/component.py
+    `map_input_properties`: its int() conversion is overwritten by the plain assignment after it). Any other value
+    is the model's to judge."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
 
 
 #: The arguments that are not the workload's own keys.
 _PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name")
+#: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
+#: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
+#: whose keys are the user's variable names.
+_OBJECTS = ("ports", "metrics", "requests", "schedules", "probes")
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {to_camel(k): v for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
 
 
 class GpuWorkload(pulumi.ComponentResource):
@@ -157,9 +205,8 @@ class GpuWorkload(pulumi.ComponentResource):
 
     def _workload(self, args: GpuWorkloadArgs) -> WorkloadConfig:
         """The workload's own keys, checked by the platform's model and rules before any child exists."""
-        raw: dict[str, Any] = {to_camel(k): _whole(v) for k, v in args.items() if k not in _PLATFORM_ARGS}
-        if "ports" in raw:
-            raw["ports"] = [{**p, "port": _whole(p.get("port"))} if isinstance(p, dict) else p for p in raw["ports"]]
+        raw: dict[str, Any] = {to_camel(k): _whole(_camel(v) if k in _OBJECTS else v) for k, v in args.items()
+                               if k not in _PLATFORM_ARGS}
         try:
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:

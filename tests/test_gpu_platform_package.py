@@ -17,7 +17,7 @@ import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_platform import GpuWorkload
-from offline.engine import ROOT, RecordedResource, Recording, ReferencedStack, record_program
+from offline.engine import ROOT, RecordedResource, Recording, ReferencedStack, record_program, record_stack
 from stackconfig.stack import KNOWN_KEYS
 
 PLATFORM_STACK = "organization/gpu-autoscaling/dev"
@@ -67,6 +67,8 @@ def test_the_schema_takes_the_stack_files_workload_keys_and_the_platforms_output
     assert {k for k, p in component.inputs.items() if not p.plain} == platform_args - {"pool"}
     # The pool's fields, each an Input (an Output of the platform stack): the pool itself is a plain object, as the
     # provider maps a nested type only when it is given as one (pulumi provider/experimental/component.py).
+    assert {"schedules", "probes"} <= set(component.inputs)
+    assert set(schema["type_definitions"]["Schedule"].properties) == {"start", "end", "minReplicas", "timezone"}
     pool = schema["type_definitions"]["Pool"]
     assert set(pool.properties) == {"labels", "taints", "gpusPerNode", "maxNodes", "spot"}
     assert not any(p.plain for p in pool.properties.values())
@@ -114,3 +116,36 @@ def test_whole_numbers_arrive_as_the_provider_host_hands_them_and_fractions_are_
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (1, 4)
     with pytest.raises(Exception, match=r"maxReplicas: 4\.5 is not a whole number"):
         program(tmp_path / "b", platform, {**workload, "maxReplicas": 4.5})
+
+
+def test_schedules_and_probes_as_the_provider_host_hands_them_render_as_the_platforms_own(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """Nested arguments arrive under their Python names with whole numbers as floats (the provider host); the
+    ScaledObject's cron trigger and the container's probes are what the platform renders for the same workload."""
+    own = {"name": "reranker", "image": "registry.example.com/reranker:2.1", "maxReplicas": 6,
+           "ports": [{"name": "http", "port": 8000}],
+           "schedules": [{"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "timezone": "Europe/Luxembourg",
+                          "minReplicas": 3}],
+           "probes": {"port": "http", "startupMinutes": 20, "periodSeconds": 5}}
+    wire = {**own, "priorityClassName": "gpu-workload", "maxReplicas": 6.0, "ports": [{"name": "http", "port": 8000.0}],
+            "schedules": [{"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "timezone": "Europe/Luxembourg",
+                           "min_replicas": 3.0}],
+            "probes": {"port": "http", "startup_minutes": 20.0, "period_seconds": 5.0}}
+    ours = program(tmp_path, platform, wire)
+    theirs = record_stack("dev", {"workloads": [own]})
+    for kind, role in (("kubernetes:keda.sh/v1alpha1:ScaledObject", "scaledobject"),
+                       ("kubernetes:apps/v1:Deployment", "deployment")):
+        mine = ours.of_type(kind)[0].inputs["spec"]
+        assert mine == theirs.get(f"reranker-{role}", kind).inputs["spec"], kind
+    triggers = ours.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")[0].inputs["spec"]["triggers"]
+    assert any(t["type"] == "cron" and t["metadata"]["desiredReplicas"] == "3" for t in triggers), triggers
+    container = ours.of_type("kubernetes:apps/v1:Deployment")[0].inputs["spec"]["template"]["spec"]["containers"][0]
+    assert container["startupProbe"]["periodSeconds"] == 5 and "readinessProbe" in container
+
+
+def test_a_bad_nested_argument_is_named_in_the_stack_files_words(tmp_path: Path, platform: ReferencedStack) -> None:
+    workload = {"name": "refused", "image": "registry.example.com/x:1.0", "maxReplicas": 4,
+                "schedules": [{"start": "0 8 * * *", "end": "0 20 * * *", "min_replicas": 0.0}]}
+    with pytest.raises(Exception, match="invalid GpuWorkload arguments") as err:
+        program(tmp_path, platform, workload)
+    assert "schedules[0].minReplicas" in str(err.value), str(err.value)
