@@ -9,8 +9,9 @@ platform's own rules (stackconfig): a bad one raises `pulumi.InputPropertiesErro
 and the fix. The pool is known only when the platform stack's outputs are; its rules (a pod's GPUs within a node's) are
 checked when it is, before the Deployment is sent.
 
-Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring), secrets, the
-model cache, the wake trigger and custom triggers (the platform program's own workloads have them).
+Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring), a private
+registry's credentials, the model cache, the wake trigger and custom triggers (the platform program's own workloads
+have them).
 """
 
 from collections.abc import Mapping
@@ -124,6 +125,10 @@ class GpuWorkloadArgs(TypedDict):
     """The container's arguments."""
     env: NotRequired[dict[str, str]]
     """Environment variables (plain values; not for secrets)."""
+    secret_env: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Environment variables whose values are secret (an API token: pass `config.requireSecret(...)`): kept in a
+    Kubernetes Secret the container reads them from, secret in every state file. A name must not also be in
+    `env`."""
     requests: NotRequired[ResourceRequests]
     """CPU and memory per pod."""
     interruptible: NotRequired[bool]
@@ -165,7 +170,7 @@ def _whole(value: Any) -> Any:
 
 
 #: The arguments that are not the workload's own keys.
-_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name")
+_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env")
 #: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
 #: whose keys are the user's variable names.
@@ -196,7 +201,8 @@ class GpuWorkload(pulumi.ComponentResource):
         placement = pulumi.Output.from_input(args["pool"]).apply(lambda pool: self._placement(workload, pool))
         deployment, scaled_object = workload_children(self, name, ChildArgs(
             workload=workload, namespace=workload.namespace, placement=placement,
-            prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name")))
+            prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name"),
+            secret_env=dict(args.get("secret_env") or {})))
         self.deployment_name = deployment.metadata.apply(lambda m: m["name"])
         self.scaled_object_name = scaled_object.metadata.apply(lambda m: m["name"])
         self.namespace = deployment.metadata.apply(lambda m: m["namespace"])
@@ -207,6 +213,9 @@ class GpuWorkload(pulumi.ComponentResource):
         """The workload's own keys, checked by the platform's model and rules before any child exists."""
         raw: dict[str, Any] = {to_camel(k): _whole(_camel(v) if k in _OBJECTS else v) for k, v in args.items()
                                if k not in _PLATFORM_ARGS}
+        # The model names each secret variable's config key; here the value is the argument's own, so the key is
+        # the variable's name (the rules read only the names: a clash with `env`, a valid variable name).
+        raw["secretEnv"] = {name: name for name in args.get("secret_env") or {}}
         try:
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:

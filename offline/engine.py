@@ -8,6 +8,7 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 
 from __future__ import annotations
 
+import gc
 import json
 import runpy
 import sys
@@ -397,7 +398,15 @@ def record_program(
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
     with language_host_config(config, secret_keys):
-        run()
+        try:
+            run()
+        except BaseException:
+            # A failed program leaves futures whose exceptions nobody retrieved; their finalizers log them with a
+            # traceback, which on CPython 3.11 parses source (traceback.py's caret anchors). Collected later, in
+            # the middle of another ast.parse, that nested parse fails it with "AST constructor recursion depth
+            # mismatch" (python/cpython gh-106905, fixed in 3.12): collect them now.
+            gc.collect()
+            raise
 
     @pulumi.runtime.test
     async def collect() -> None:

@@ -19,6 +19,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 from gpu_platform import GpuWorkload
 from offline.engine import ROOT, RecordedResource, Recording, ReferencedStack, record_program, record_stack
 from stackconfig.stack import KNOWN_KEYS
+from tests.test_serving import _plain_strings, _secrets_in
 
 PLATFORM_STACK = "organization/gpu-autoscaling/dev"
 OWN = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-autoscaling:workloads"][0]
@@ -149,3 +150,26 @@ def test_a_bad_nested_argument_is_named_in_the_stack_files_words(tmp_path: Path,
     with pytest.raises(Exception, match="invalid GpuWorkload arguments") as err:
         program(tmp_path, platform, workload)
     assert "schedules[0].minReplicas" in str(err.value), str(err.value)
+
+
+def test_a_secret_variable_reaches_the_pod_through_a_secret_and_is_plain_nowhere(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """`secretEnv` from the team's secret config: the value only in the Kubernetes Secret (marked secret), the pod
+    reading it by reference, as the platform does for its own workloads (prod's inference and its HF_TOKEN)."""
+    token = "hf_from_the_teams_secret_config"
+    (tmp_path / "Pulumi.yaml").write_text("name: workload-team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(PROGRAM.replace(
+        'workload = pulumi.Config().require_object("workload")',
+        'workload = {"name": "summarizer", "image": "registry.example.com/summarizer:1.0", "maxReplicas": 2}')
+        .replace('"prometheus_url": platform.require_output("prometheusUrl")}',
+                 '"prometheus_url": platform.require_output("prometheusUrl"), '
+                 '"secret_env": {"HF_TOKEN": pulumi.Config().require_secret("hfToken")}}'))
+    rec = record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
+                         secrets={"workload-team:hfToken": token})
+    secret = rec.get("summarizer-env-secret")
+    assert _secrets_in(secret.inputs["stringData"]) == [{"HF_TOKEN": token}]
+    assert not [r.name for r in rec.resources for text in _plain_strings(dict(r.inputs)) if token in text]
+    container = rec.get("summarizer-deployment").inputs["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.inputs["metadata"]["name"],
+                                                                "key": "HF_TOKEN"}}} in container["env"]
