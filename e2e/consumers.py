@@ -34,15 +34,10 @@ CONSUMERS = {"python": ("package-consumer", "inference-b"), "typescript": ("pack
 
 
 def npm_ci(project: Path, env: dict[str, str]) -> None:
-    """The project's locked npm packages, install scripts off (the kubernetes plugin is the toolchain's). Once more
-    after a lookup or connection failure of the registry (seen here: EAI_AGAIN), which npm does not retry itself."""
-    for attempt in (1, 2):
-        done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=600)
-        if done.returncode == 0:
-            return
-        transient = any(code in done.stderr for code in ("EAI_AGAIN", "ECONNRESET", "ETIMEDOUT"))
-        assert transient and attempt == 1, done.stdout[-2000:] + done.stderr[-3000:]
+    """The project's locked npm packages, install scripts off (the kubernetes plugin is the toolchain's)."""
+    done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
 def add_package(tc: Toolchain, work: Path, env: dict[str, str], language: str) -> None:
@@ -70,8 +65,8 @@ def package_consumer(tc: Toolchain, dev: LocalStack, work: Path, stack_name: str
     """The `language` consumer example in a fresh project directory, the package added as a user adds it: `pulumi
     package add`, which generates that language's SDK from the package's schema and installs it. Offline the Python
     project's virtualenv sees the repository's (pulumi, pulumi-kubernetes), put first on its path, and gets only the
-    generated SDK; the TypeScript project installs its locked npm packages (`npm ci`: the registry is reachable).
-    Stack `stack_name` reads the dev platform through a StackReference."""
+    generated SDK; the TypeScript project installs its locked npm packages from npm's cache (above). Stack
+    `stack_name` reads the dev platform through a StackReference."""
     from pulumi import automation as auto
 
     from realengine.stack import open_stack
