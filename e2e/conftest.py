@@ -69,7 +69,17 @@ def kube(tc: Toolchain, timer: Timer, request: pytest.FixtureRequest) -> Iterato
     kcm_args = list(getattr(request.module, "CONTROLLER_MANAGER_ARGS", []))
     stages = getattr(request.module, "KWOK_STAGES", None)  # a realengine.cluster.StageEdit
     with timer.phase(f"cluster up ({request.module.__name__.rsplit('.', 1)[-1]})"):
-        path = cluster.up(name, stack, extra_kcm_args=kcm_args, stages=stages)
+        try:
+            path = cluster.up(name, stack, extra_kcm_args=kcm_args, stages=stages)
+        except BaseException:
+            # A cluster that did not come up is not left running into the next tests (its etcd, API server and
+            # controllers kept their ports and CPU): its components' last log lines, then it goes.
+            logs = cluster.cluster_dir() / "clusters" / name / "logs"
+            for log in sorted(logs.glob("*.log")) if logs.is_dir() else []:
+                tail = "\n".join(log.read_text(errors="replace").splitlines()[-10:])
+                print(f"[e2e] {name}: {log.name}, last lines:\n{tail}", file=sys.stderr)
+            cluster.down(name)
+            raise
     try:
         yield Kube(tc, path, name)
     finally:
