@@ -270,17 +270,15 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         gpu_aware_autoscaler=pool.gpu_ready_gate,
         start=datetime.fromisoformat(whatif.start),
         **headroom_kwargs,
-        **_service_kwargs(workload),
+        **_service_kwargs(workload, round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL))),
     )
 
 
-def _service_kwargs(workload: WorkloadConfig) -> dict[str, Any]:
-    """A serving profile with `perGpu`: the service model, and the HPA on the profile's triggers (sampled at the
-    workload's own PodMonitor interval, not the DCGM exporter's)."""
+def _service_kwargs(workload: WorkloadConfig, scrape_interval: int) -> dict[str, Any]:
+    """A serving profile with `perGpu`: the service model, and the HPA on the profile's triggers."""
     if workload.serving is None:
         return {}
-    assert workload.metrics is not None, "stackconfig/rules/serving_profile.py refuses a profile without metrics"
-    model = ServiceModel.from_config(workload.serving, round(prom_duration_seconds(workload.metrics.interval)))
+    model = ServiceModel.from_config(workload.serving, scrape_interval)
     if model is None:
         raise ConfigError([Problem(
             f"workloads[{workload.name}].serving.perGpu", UNSET,

@@ -1,7 +1,7 @@
 """What Prometheus holds of the workload's GPU series, and what KEDA's query reads from it.
 
 The query (renderers/promql.py `gpu_utilization_query`) is `sum(max by (UUID) (clamp(avg_over_time(
-DCGM_FI_DEV_GPU_UTIL{pod=~"<workload>-..."}[20s]), 0, 100)))`: an average per series over the samples of the
+DCGM_FI_DEV_GPU_UTIL{pod=~"<workload>-..."}[1m]), 0, 100)))`: an average per series over the samples of the
 window, then a sum over the series. Each of a pod's GPUs is one series (dcgm-exporter labels it with the pod that
 holds it), from the first scrape after the pod is bound until its last samples leave the window (a series that is
 no longer exported gets a staleness marker, which range functions skip; the samples before it still count:
@@ -71,30 +71,6 @@ class QueryWindow:
 
     def scrape(self, t: float) -> None:
         exported = self.exported
-        if exported is self._scraped and self._oldest != math.inf:
-            # The exporter's last values again: each history takes its sample and drops what left the window in
-            # one pass (at a 5 s scrape this runs every tick of a simulation; _prune's outcome, exactly).
-            edge = t - self.window
-            oldest = math.inf
-            emptied = False
-            for h in self._histories:
-                times, values = h.times, h.values
-                if h.now is not None:
-                    times.append(t)
-                    values.append(h.now)
-                while times and times[0] <= edge:
-                    times.popleft()
-                    values.popleft()
-                if not times:
-                    emptied = True
-                elif times[0] < oldest:
-                    oldest = times[0]
-            if emptied:
-                self._prune(t)
-            else:
-                self._oldest = oldest
-            self._fresh = False
-            return
         if exported is self._scraped:
             for h in self._histories:
                 if h.now is not None:
@@ -142,7 +118,7 @@ class QueryWindow:
 
     def _prune(self, t: float) -> None:
         # Prometheus 2.x selects [t - window, t]; scrape times carry milliseconds of jitter, so a sample exactly
-        # one window old is as good as never in a real range; (t - window, t] keeps four 5 s scrapes in 20 s.
+        # one window old is as good as never in a real range; (t - window, t] keeps four 15 s scrapes in 1 min.
         edge = t - self.window
         if self._oldest > edge:
             return

@@ -61,13 +61,6 @@ class ServiceModel:
     smoothing_scrapes: int = 4
     #: Seconds of finished requests a scrape's P90 is taken over: the rate window less one scrape interval.
     span: float = 45.0
-    #: The workload's PodMonitor interval: how often Prometheus scrapes the engines (not the DCGM exporter).
-    scrape_interval: int = 15
-
-    @property
-    def rate_window_scrapes(self) -> int:
-        """Scrapes of the engines within the profile's RATE_WINDOW (the KV-cache trigger's avg_over_time)."""
-        return max(1, round(seconds(serving_profile.RATE_WINDOW) / self.scrape_interval))
 
     @classmethod
     def from_config(cls, s: ServingConfig, scrape_interval: int) -> ServiceModel | None:
@@ -84,7 +77,6 @@ class ServiceModel:
             band_up=s.band.scale_up, band_down=s.band.scale_down, kv_saturation=s.kv_cache_usage,
             smoothing_scrapes=max(1, round(smoothing / scrape_interval)),
             span=max(float(scrape_interval), seconds(serving_profile.RATE_WINDOW) - scrape_interval),
-            scrape_interval=scrape_interval,
         )
 
     def latency(self, load: float, wait: float) -> tuple[float, float]:

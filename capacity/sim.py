@@ -43,7 +43,8 @@ class Simulation:
         self.s = s
         self.state = ClusterState(s, seed)
         self.keda = Keda(self.state)
-        self.service = Service(s.service, s.service.rate_window_scrapes) if s.service is not None else None
+        window = max(1, s.query_window // s.scrape_interval)
+        self.service = Service(s.service, window) if s.service is not None else None
         serving = self.service.values if self.service is not None and s.scale_on_service else None
         self.hpa = Hpa(self.state, self.keda.cron_min, serving)
         self.headroom = Headroom(self.state)
@@ -99,7 +100,6 @@ class Simulation:
         k = s.gpus_per_pod
         every_export, every_scrape = s.exporter_refresh // tick, s.scrape_interval // tick
         every_poll, every_hpa, every_scan = s.polling_interval // tick, s.hpa_sync // tick, s.scan_interval // tick
-        every_service = max(1, s.service.scrape_interval // tick) if s.service is not None else 0
         keda_owns_zero = s.min_replicas == 0
         export_key: tuple[int, float, int] | None = None
         headroom_check = bool(self.headroom.windows)
@@ -122,8 +122,8 @@ class Simulation:
                     st.window.export(exported(st, demand, t))
                 if step % every_scrape == 0:
                     st.window.scrape(t)
-                if service is not None and step % every_service == 0:
-                    service.scrape(st.ready_pods)
+                    if service is not None:
+                        service.scrape(st.ready_pods)
                 if keda_owns_zero and step % every_poll == 0:
                     self.keda.poll(t, demand)
                 if step % every_hpa == 0:

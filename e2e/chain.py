@@ -132,7 +132,7 @@ class Chain:
 
     @property
     def grid(self) -> float:
-        """The period after which exports and scrapes fall together again (5 s and 5 s: 5 s)."""
+        """The period after which exports and scrapes fall together again (10 s and 15 s: 30 s)."""
         a, b = round(self.real.exporter_refresh * 1000), round(self.real.scrape_interval * 1000)
         while b:
             a, b = b, a % b

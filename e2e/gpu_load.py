@@ -5,7 +5,7 @@ Under kwok no container runs and no GPU exists, so something must say how busy e
 stands in for the GPU Operator's dcgm-exporter DaemonSet: one loopback endpoint per GPU node whose GPUs are
 allocatable, serving `DCGM_FI_DEV_GPU_UTIL` (and the other default fields) with exactly dcgm-exporter's labels
 (localprom/dcgm.py), each GPU mapped to the pod that holds it, as dcgm-exporter's Kubernetes mapping (the kubelet's
-pod-resources API) maps devices to pods. Its readings refresh every `--collect-interval`, the program's 5 s
+pod-resources API) maps devices to pods. Its readings refresh every `--collect-interval`, the program's 10 s
 (renderers/dcgm.py EXPORTER_COLLECT_INTERVAL_MS), and are served between refreshes as read; Prometheus finds the
 endpoints through a targets file carrying the labels endpoint discovery would attach, and scrapes them with the
 scrape config prometheus-operator makes of the program's ServiceMonitor.

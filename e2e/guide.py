@@ -6,10 +6,8 @@ pkg/cmd/app.go) and scales on `sum(avg_over_time(DCGM_FI_DEV_GPU_UTIL{pod=~"gpu-
 60. Here that runs for real next to the stack's path: a second exporter stand-in with the 30 s refresh over the same
 pods, a Prometheus with the guide's job, and the guide's ScaledObject (step 7, its query pointed at the stack's
 workload as the guide says to) scaling the guide's Deployment, whose 8-GPU pods tolerate no GPU taint and stay
-Pending (their HPA still answers: an AverageValue target counts Pending replicas). Its HPA's first rise after a
-step is the guide's metric-path delay. One change to the guide: its HPA's scale-down stabilisation is 0 instead of
-the default 300 s, so that it is back at rest before the next measured step; a scale-up, which is what is measured,
-follows the guide's settings (the HPA's defaults, no stabilisation).
+Pending (their HPA still answers: an AverageValue target counts Pending replicas). Its HPA's first change after the
+step is the guide's metric-path delay.
 """
 
 from __future__ import annotations
@@ -50,8 +48,6 @@ def manifests(workload: str, prometheus_url: str) -> list[dict[str, Any]]:
         {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
          "metadata": {"name": SCALED_OBJECT, "namespace": NAMESPACE},
          "spec": {"scaleTargetRef": {"name": DEPLOYMENT}, "minReplicaCount": 1, "maxReplicaCount": 16,
-                  "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {
-                      "scaleDown": {"stabilizationWindowSeconds": 0}}}},
                   "triggers": [{"type": "prometheus", "metadata": {
                       "serverAddress": prometheus_url, "metricName": "gpu-utilization", "threshold": "60",
                       "query": f'sum(avg_over_time(DCGM_FI_DEV_GPU_UTIL{{pod=~"{workload}.*"}}[{WINDOW}]))'}}]}},
@@ -73,13 +69,10 @@ class GuidePath:
     #: (wall time, desiredReplicas) of the guide's HPA, as it changes.
     desired: list[tuple[float, int]] = field(default_factory=list)
 
-    def now(self) -> int | None:
-        return self.desired[-1][1] if self.desired else None
-
-    def first_rise_after(self, t: float) -> float | None:
+    def first_change_after(self, t: float) -> float | None:
         before = [d for ts, d in self.desired if ts <= t]
-        base = before[-1] if before else 0
-        return next((ts for ts, d in self.desired if ts > t and d > base), None)
+        base = before[-1] if before else None
+        return next((ts for ts, d in self.desired if ts > t and d != base), None)
 
 
 @contextmanager

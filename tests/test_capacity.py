@@ -172,16 +172,15 @@ def test_a_cron_window_holds_its_minimum_replicas_inside_the_window_only() -> No
 
 def test_a_removed_pods_series_counts_for_a_window_so_the_way_down_near_the_target_flaps() -> None:
     """The query sums each series' own average (capacity/metric_path.py), and a removed pod's series keeps its
-    average until its samples leave the window of four scrapes. 0.5 GPUs on 2 replicas read 25 + 25; one is removed
-    and the other climbs to 50 while the removed one still reads 25: three scrapes later the one left averages
+    average until its samples leave the 1-minute window. 0.5 GPUs on 2 replicas read 25 + 25; one is removed and
+    the other climbs to 50 while the removed one still reads 25: three scrapes later the one left averages
     (25 + 3 x 50) / 4 = 43.75, the removed one 25, the sum 68.75 > 60 x 1.1, and the HPA adds the replica back.
     Averaging the per-scrape totals instead (the model before the end-to-end calibration) never sees more than
-    50: no flap. Read on the Ready replicas, which the plot keeps at each bucket's minimum (the desired count is
-    kept at its maximum, which hides a dip shorter than a bucket)."""
+    50: no flap."""
     window = CronWindow("0 8 * * *", "0 18 * * *", "Europe/Luxembourg", 10)
     start = datetime(2026, 1, 5, tzinfo=UTC)
     r = simulate(base(replica_windows=(window,), start=start), steps((24 * 60, 0.5)), plot=True)
-    after = [d for t, d in zip(r["series"]["t"], r["series"]["ready"], strict=True) if 18 * 3600 < t < 20 * 3600]
+    after = [d for t, d in zip(r["series"]["t"], r["series"]["desired"], strict=True) if 18 * 3600 < t < 20 * 3600]
     assert min(after) == 1 and max(after) == 2, "the way down from the window's 10 replicas flaps between 1 and 2"
     flips = sum(1 for a, b in zip(after, after[1:], strict=False) if a < 1.5 <= b)
     assert flips >= 5, f"{flips} returns to 2 replicas in two hours"

@@ -534,5 +534,5 @@ def test_offline_review_appends_the_what_if_of_base_and_fork(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     comment = (work / "comment" / "comment.md").read_text()
     assert "#### What-if `dev`" in comment
-    row = next(line for line in comment.splitlines() if line.startswith("| GPU-hours billed"))
+    row = next(line for line in comment.splitlines() if line.startswith("| peak nodes"))
     assert row.split("|")[4].strip().startswith("+")
