@@ -169,7 +169,8 @@ def _whole(value: Any) -> Any:
     return value
 
 
-#: The arguments that are not the workload's own keys.
+#: The arguments the workload's model does not read as given: the platform's wiring, and `secret_env`, whose
+#: values are Inputs (the model sees only the variables' names, below).
 _PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env")
 #: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,

@@ -19,7 +19,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 from gpu_platform import GpuWorkload
 from offline.engine import ROOT, RecordedResource, Recording, ReferencedStack, record_program, record_stack
 from stackconfig.stack import KNOWN_KEYS
-from tests.test_serving import _plain_strings, _secrets_in
+from tests.secret_scan import plain_strings, secrets_in
 
 PLATFORM_STACK = "organization/gpu-autoscaling/dev"
 OWN = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-autoscaling:workloads"][0]
@@ -168,8 +168,8 @@ def test_a_secret_variable_reaches_the_pod_through_a_secret_and_is_plain_nowhere
     rec = record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
                          secrets={"workload-team:hfToken": token})
     secret = rec.get("summarizer-env-secret")
-    assert _secrets_in(secret.inputs["stringData"]) == [{"HF_TOKEN": token}]
-    assert not [r.name for r in rec.resources for text in _plain_strings(dict(r.inputs)) if token in text]
+    assert secrets_in(secret.inputs["stringData"]) == [{"HF_TOKEN": token}]
+    assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if token in text]
     container = rec.get("summarizer-deployment").inputs["spec"]["template"]["spec"]["containers"][0]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.inputs["metadata"]["name"],
                                                                 "key": "HF_TOKEN"}}} in container["env"]

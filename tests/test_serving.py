@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from offline.engine import ROOT, Recording, Secret, record_program, record_stack
+from offline.engine import ROOT, Recording, record_program, record_stack
 from renderers.workload_specs import startup_failure_threshold
 from stackconfig import ConfigError, ProbesConfig, load_stack_config, secret_config_keys
+from tests.secret_scan import plain_strings, secrets_in
 from tests.test_config import BASE, apply_changes, config, problems
 
 #: Distinctive values for every secret key prod refers to (what `pulumi config set --secret` would hold).
@@ -172,34 +173,13 @@ def prod() -> Recording:
     return record_stack("prod", secrets=PROD_SECRETS)
 
 
-def _plain_strings(value: Any) -> list[str]:
-    """Every string in `value` outside Secret(...) wrappers."""
-    if isinstance(value, Secret):
-        return []
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [str(k), *_plain_strings(v)]]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _plain_strings(v)]
-    return [value] if isinstance(value, str) else []
-
-
-def _secrets_in(value: Any) -> list[Any]:
-    if isinstance(value, Secret):
-        return [value.value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _secrets_in(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _secrets_in(v)]
-    return []
-
-
 def test_no_secret_value_is_ever_plain(prod: Recording) -> None:
     for res in prod.resources:
-        for text in _plain_strings(dict(res.inputs)):
+        for text in plain_strings(dict(res.inputs)):
             for key, value in PROD_SECRETS.items():
                 assert value not in text, f"{key} in plain text in {res.name}"
     for name, output in prod.outputs.items():
-        for text in _plain_strings(output) if name not in prod.secret_outputs else []:
+        for text in plain_strings(output) if name not in prod.secret_outputs else []:
             for value in PROD_SECRETS.values():
                 assert value not in text, f"secret in output {name}"
 
@@ -207,17 +187,17 @@ def test_no_secret_value_is_ever_plain(prod: Recording) -> None:
 def test_every_secret_value_reaches_the_cluster_as_a_secret(prod: Recording) -> None:
     env = prod.get("inference-env-secret").inputs
     assert env["type"] == "Opaque" and env["metadata"]["namespace"] == "inference"
-    assert _secrets_in(env["stringData"]) == [{"HF_TOKEN": PROD_SECRETS["secrets:hfToken"]}]
+    assert secrets_in(env["stringData"]) == [{"HF_TOKEN": PROD_SECRETS["secrets:hfToken"]}]
 
     registry = prod.get("embeddings-registry-secret").inputs
     assert registry["type"] == "kubernetes.io/dockerconfigjson"
-    ((docker_config,),) = [list(s.values()) for s in _secrets_in(registry["stringData"])]
+    ((docker_config,),) = [list(s.values()) for s in secrets_in(registry["stringData"])]
     auth = json.loads(docker_config)["auths"]["registry.example.com"]
     assert auth["password"] == PROD_SECRETS["secrets:registryPassword"]
     assert base64.b64decode(auth["auth"]).decode() == f"gpu-prod-puller:{PROD_SECRETS['secrets:registryPassword']}"
 
     am = prod.get("monitoring-alertmanager-config").inputs
-    ((rendered,),) = [list(s.values()) for s in _secrets_in(am["stringData"])]
+    ((rendered,),) = [list(s.values()) for s in secrets_in(am["stringData"])]
     for key in ("alertWebhookUrl", "slackWebhookUrl", "pagerdutyRoutingKey", "heartbeatUrl"):
         assert PROD_SECRETS[f"secrets:{key}"] in rendered
 
