@@ -4,9 +4,10 @@ e2e/test_autoscaling.py: what is real, what stands in, and how a scenario is sta
 Real: kube-apiserver, kube-controller-manager (its HPA controller acting on the HPA KEDA made from the stack's
 ScaledObject), kube-scheduler (placement and priority preemption of the stack's placeholders), KEDA's operator and
 metrics adapter (e2e/keda.py), Prometheus (Debian's, scraping with the stack's scrape settings and evaluating the
-stack's rules: e2e/monitoring.py), every object `pulumi up` created. Stand-ins: kwok for the kubelets, the GPU load
-and dcgm-exporter (e2e/gpu_load.py), and Gcore's Cluster Autoscaler (e2e/standin_autoscaler.py: NOT the real
-cluster-autoscaler, which the Go module proxy refuses to serve).
+stack's rules: e2e/monitoring.py), cluster-autoscaler 1.35.2 given the pool and flags the stack sent Gcore
+(e2e/pool_autoscaler.py), every object `pulumi up` created. Stand-ins: kwok for the kubelets, the nodes' boot and
+their GPUs' arrival (drawn as the what-if draws them: e2e/pool_autoscaler.py), the GPU load and dcgm-exporter
+(e2e/gpu_load.py).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from e2e.keda import LocalKeda
 from e2e.kubeapi import KubeApi
 from e2e.monitoring import exporter_refresh_seconds, keda_errors_prometheus, platform_prometheus, release_values
 from e2e.objects import pod_gpus
+from e2e.pool_autoscaler import PoolAutoscaler
 from e2e.prediction import Inputs, NodeAt, PodAt, RealTimes, Start, run_settings
 from e2e.recorder import Observation, Recorder, Subject, is_ready
-from e2e.standin_autoscaler import Pool, StandInAutoscaler
 from e2e.timeline import Scenario
 from localprom.server import PrometheusServer, free_port
 from realengine.stack import LocalStack
@@ -111,7 +112,7 @@ class Chain:
     exporter: Any  # LiveDcgmExporter
     prom: PrometheusServer
     keda_prom: PrometheusServer
-    ca: StandInAutoscaler
+    ca: PoolAutoscaler
     real: RealTimes
     threshold: float
     seed: int
@@ -155,6 +156,7 @@ class Chain:
         result = self.ls.up(on_output=lambda _: None)
         assert result.summary.result == "succeeded", result.summary
         divide_scale_down_periods(self.kube)
+        self.ca.follow()
         self.window = window
         return time.time() - began
 
@@ -214,9 +216,10 @@ class Chain:
         history = rec.since(t - longest)
         events = [(o.t, o.desired - a.desired) for a, o in zip(history, history[1:], strict=False)
                   if o.desired != a.desired]
+        memory = self.ca.memory(t)
         return Start(t=t, nodes=tuple(nodes), pending=pending, samples=samples, scale_events=events,
-                     last_scale_up=self.ca.last_scale_up, last_delete=self.ca.last_delete,
-                     unneeded_since=dict(self.ca._unneeded))
+                     last_scale_up=memory.last_scale_up, last_delete=memory.last_delete,
+                     unneeded_since=dict(memory.unneeded_since))
 
     def _pod_at(self, pod: Mapping[str, Any]) -> PodAt:
         kind = "workload" if pod["metadata"].get("labels", {}).get(NAME_LABEL) == WORKLOAD else "placeholder"
@@ -233,7 +236,7 @@ class Chain:
         return start
 
     def draws_since(self, t: float) -> list[float]:
-        """The stand-in's provisioning draws for the nodes it ordered after `t`, in production seconds."""
+        """The provisioning draws of the nodes ordered after `t`, in production seconds."""
         out: list[float] = []
         for order in sorted(self.ca.orders_made, key=lambda o: o.ordered):
             if order.ordered > t:
@@ -293,10 +296,8 @@ def open_chain(tc: Toolchain, kube: Kube, workdir: Path, timer: Timer, seed: int
         prom = platform_prometheus(kube, state, workdir / "prometheus", workdir / "dcgm-targets.json", port,
                                    KEDA_METRICS, extra_jobs(kube) if extra_jobs is not None else ())
         keda_prom = keda_errors_prometheus(kube, workdir / "prometheus-keda", KEDA_METRICS, timescale.FACTOR)
-        cluster = cluster_name()
-        pool, flags = Pool.from_gcore_api(workdir / "dev" / "gcore-api", cluster)
-        ca = StandInAutoscaler(api, pool, flags, timescale.FACTOR, provisioning_draws(random.Random(seed)),
-                               api_dir=workdir / "dev" / "gcore-api", cluster=cluster)
+        ca = PoolAutoscaler(kube, api, timescale.FACTOR, provisioning_draws(random.Random(seed)),
+                            workdir / "dev" / "gcore-api", cluster_name(), workdir / "cluster-autoscaler.log")
         trigger = next(t for t in kube.get("scaledobject", WORKLOAD, "-n", NAMESPACE)["spec"]["triggers"]
                        if t["name"] == "gpu-utilization")
         chain = Chain(kube, workdir, ls, api, recorder, exporter, prom, keda_prom, ca, real,

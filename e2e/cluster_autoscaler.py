@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,14 @@ NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 PLUGIN_TAINT = {"key": "gpu-autoscaling.e2e/device-plugin", "value": "pending", "effect": "NoSchedule"}
 #: The decision as the scale-up executor logs it (its events repeat the words, so the source file is matched too).
 SCALE_UP = re.compile(r"executor\.go:\d+\] Scale-up: setting group (?P<group>\S+) size to (?P<size>\d+)")
+#: A klog line: `I1204 03:45:12.123456   12345 file.go:123] message` (k8s.io/klog/v2 header).
+KLOG = re.compile(r"[IWEF](?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d\.\d+)\s+\d+ (?P<src>[^ \]]+)\] (?P<msg>.*)$")
+SCALE_UP_MSG = re.compile(r"Scale-up: setting group (?P<group>\S+) size to (?P<size>\d+)")
+SCALE_DOWN_MSG = re.compile(r'Scale-down: removing (?:empty node "(?P<empty>[^"]+)"|node (?P<node>[^ ,]+),)')
+_GO_TIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \+0000 UTC"
+STATUS = re.compile(rf"Scale down status: lastScaleUpTime=(?P<up>{_GO_TIME}).*? "
+                    rf"lastScaleDownDeleteTime=(?P<delete>{_GO_TIME})")
+UNNEEDED = re.compile(rf"(?P<node>\S+) is unneeded since (?P<since>{_GO_TIME})")
 
 
 def boot_delay_stages(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -72,6 +81,10 @@ class NodeGroup:
     taints: list[dict[str, str]]
     capacity: Mapping[str, str]
     boot_seconds: float = 0.0
+    #: Nodes of the group when cluster-autoscaler starts (the provider's `desired-count`, its first target size;
+    #: None: `min_size`): the nodes already there, which must carry `CREATED_BY` and a `kwok:` provider ID.
+    desired: int | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     def template(self) -> dict[str, Any]:
         return {
@@ -81,7 +94,9 @@ class NodeGroup:
                 "annotations": {KWOK_NODE_ANNOTATION: "fake", GROUP_ANNOTATION: self.name,
                                 "cluster-autoscaler.kwok.nodegroup/min-count": str(self.min_size),
                                 "cluster-autoscaler.kwok.nodegroup/max-count": str(self.max_size),
-                                BOOT_SECONDS: f"{self.boot_seconds:g}s"},
+                                "cluster-autoscaler.kwok.nodegroup/desired-count": str(
+                                    self.min_size if self.desired is None else self.desired),
+                                BOOT_SECONDS: f"{self.boot_seconds:g}s", **self.annotations},
                 "labels": {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok",
                            **self.labels},
             },
@@ -100,6 +115,8 @@ class ClusterAutoscaler:
     flags: Mapping[str, str]
     log: Path
     gpu_label: tuple[str, str] | None = None
+    #: The year of its log's klog headers, which leave it out.
+    year: int = field(default_factory=lambda: datetime.now(UTC).year)
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     def __enter__(self) -> ClusterAutoscaler:
@@ -117,7 +134,9 @@ class ClusterAutoscaler:
             self.kube.apply({"apiVersion": "v1", "kind": "ConfigMap",
                              "metadata": {"name": name, "namespace": NAMESPACE},
                              "data": {key: yaml.safe_dump(doc, sort_keys=False)}})
-        env = {**os.environ, **self.kube.env(), "KWOK_PROVIDER_MODE": "local", "POD_NAMESPACE": NAMESPACE}
+        # TZ: the times it logs (`Scale down status: lastScaleUpTime=...`) are read back as UTC (`memory`).
+        env = {**os.environ, **self.kube.env(), "KWOK_PROVIDER_MODE": "local", "POD_NAMESPACE": NAMESPACE,
+               "TZ": "UTC"}
         args = [str(self.kube.tc.bin / "cluster-autoscaler"), "--cloud-provider=kwok",
                 f"--kubeconfig={self.kube.kubeconfig}", f"--namespace={NAMESPACE}", "--leader-elect=false",
                 f"--startup-taint={PLUGIN_TAINT['key']}", "--v=4", *(f"--{k}={v}" for k, v in self.flags.items())]
@@ -135,6 +154,15 @@ class ClusterAutoscaler:
                 self._proc.kill()
         for name in ("kwok-provider-config", "kwok-provider-templates"):
             self.kube.run("delete", "configmap", name, "-n", NAMESPACE, "--ignore-not-found", check=False)
+
+    def kill(self) -> None:
+        """Stop it without its provider's clean-up, which on SIGTERM deletes every node of its groups
+        (cloudprovider/kwok/kwok_provider.go `Cleanup`): as Gcore redeploying its autoscaler leaves the nodes be."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait(timeout=20)
+            self._proc = None
+        self.__exit__(None, None, None)
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -154,6 +182,63 @@ class ClusterAutoscaler:
             if match:
                 out.append((line.split()[1], match["group"], int(match["size"])))
         return out
+
+    def lines(self) -> list[tuple[float, str]]:
+        """Its log as (klog time as a Unix time, the message), in order; lines without a klog header are left out."""
+        out = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            match = KLOG.match(line)
+            if match:
+                stamp = datetime.strptime(f"{self.year}{match['md']} {match['hms']}", "%Y%m%d %H:%M:%S.%f")
+                out.append((stamp.replace(tzinfo=UTC).timestamp(), match["msg"]))
+        return out
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Its own scale-up and scale-down decisions, as it logs them (core/scaleup/orchestrator/executor.go,
+        core/scaledown/actuation/actuator.go): {"t", "event": "scale-up", "group", "size"} and {"t", "event":
+        "scale-down", "node", "empty"}."""
+        out: list[dict[str, Any]] = []
+        for t, msg in self.lines():
+            if (up := SCALE_UP_MSG.match(msg)) is not None:
+                out.append({"t": t, "event": "scale-up", "group": up["group"], "size": int(up["size"])})
+            elif (down := SCALE_DOWN_MSG.match(msg)) is not None:
+                out.append({"t": t, "event": "scale-down", "node": down["empty"] or down["node"],
+                            "empty": down["empty"] is not None})
+        return out
+
+    def memory(self, at: float) -> Memory:
+        """What it remembered at `at`, as its last main loop that planned a scale-down before `at` logged it (at
+        `--v=4`): `Scale down status: lastScaleUpTime=... lastScaleDownDeleteTime=...` (core/static_autoscaler.go)
+        and the `<node> is unneeded since <time>` lines of that loop (core/scaledown/unneeded/nodes.go `Update`)."""
+        memory = Memory(float("-inf"), float("-inf"), {})
+        loop: dict[str, float] = {}
+        for t, msg in self.lines():
+            if t > at:
+                break
+            if msg == "Starting main loop":
+                loop = {}
+            elif (unneeded := UNNEEDED.match(msg)) is not None:
+                loop[unneeded["node"]] = go_time(unneeded["since"])
+            elif (status := STATUS.match(msg)) is not None:
+                memory = Memory(go_time(status["up"]), go_time(status["delete"]), dict(loop))
+        return memory
+
+
+@dataclass(frozen=True)
+class Memory:
+    """cluster-autoscaler's timers that decide its next scale-down (Unix times)."""
+
+    last_scale_up: float
+    last_delete: float
+    unneeded_since: Mapping[str, float]
+
+
+def go_time(text: str) -> float:
+    """A Go `time.Time` as `%s` prints it in UTC (`2026-12-04 03:45:12.123456789 +0000 UTC`), as a Unix time."""
+    day, clock = text.split()[:2]
+    whole, _, fraction = clock.partition(".")
+    stamp = datetime.strptime(f"{day} {whole}", "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+    return stamp + (float(f"0.{fraction}") if fraction else 0.0)
 
 
 class DevicePlugin:

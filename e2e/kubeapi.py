@@ -1,6 +1,6 @@
 """A small client of the local API server, for the parts of the autoscaling suite that act many times a second.
 
-The stand-in node provisioner scans every `scan-interval` ÷ the time factor (a third of a second), the recorder
+The node provisioning (e2e/pool_autoscaler.py) polls every 0.1 s, the recorder
 watches pods, nodes and the HPA, and the exporter maps GPUs to pods: a `kubectl` process per call (~0.2 s on a loaded
 machine) is too slow for that. This speaks the API's REST directly with the admin client certificate of kwokctl's
 kubeconfig (pki/admin.crt, which the API server's client CA signed), over TLS verified against the cluster's CA.

@@ -7,7 +7,7 @@ factor (e2e/timescale.py). What the run divides by the factor is then exactly th
 divide (the metric path, the HPA policies' periods, cron windows) is stretched by the factor here, so both clocks
 agree. The simulator starts from the cluster as it is (its nodes, where each pod runs, the samples Prometheus holds
 for the query's window, what the HPA and the autoscaler remember) instead of its usual steady state, and the
-provisioning times the stand-in autoscaler drew for the scenario's nodes are given to it (they are the cloud's, not
+provisioning times drawn for the scenario's nodes (e2e/pool_autoscaler.py) are given to it (they are the cloud's, not
 a rule under test). Its state after every tick becomes an `Observation`, the same record the real run yields.
 """
 
@@ -98,7 +98,7 @@ class Start:
 
 
 class Replay(random.Random):
-    """The provisioning draws the stand-in made (boot, GPUs, boot, ... in production seconds), in order; the
+    """The provisioning draws made for the run's nodes (boot, GPUs, boot, ... in production seconds), in order; the
     what-if's own draws once they run out (when the model orders more nodes than the run did)."""
 
     def __init__(self, draws: Sequence[float], seed: int = 1) -> None:

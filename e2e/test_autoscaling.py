@@ -2,12 +2,12 @@
 real controllers, each scenario timed, and the what-if's prediction of each compared with what happened (issue 16).
 
 Real here: kube-apiserver, kube-controller-manager's HPA controller, kube-scheduler (placement, priority
-preemption), KEDA's operator and metrics adapter, Prometheus with the stack's scrape settings and rules, every object
-`pulumi up` created from Pulumi.dev.yaml. Stand-ins: kwok (kubelets), the GPU load and its dcgm-exporter
-(e2e/gpu_load.py), and Gcore's Cluster Autoscaler, which is e2e/standin_autoscaler.py and NOT cluster-autoscaler
-(the Go module proxy refuses k8s.io/autoscaler/cluster-autoscaler at every version), so the what-if's autoscaler
-rules are compared with our own reading of the autoscaler here, not calibrated. Every duration that a flag or a stack
-key can shorten is divided by e2e/timescale.py's FACTOR; docs/autoscaling-e2e.md has the list and the results.
+preemption), KEDA's operator and metrics adapter, Prometheus with the stack's scrape settings and rules,
+cluster-autoscaler 1.35.2 with the pool and flags the stack sent Gcore (e2e/pool_autoscaler.py), every object
+`pulumi up` created from Pulumi.dev.yaml: the what-if's autoscaler rules are calibrated against the real program.
+Stand-ins: kwok (kubelets), the nodes' boot and GPU arrival (drawn as the what-if draws them), the GPU load and its
+dcgm-exporter (e2e/gpu_load.py). Every duration that a flag or a stack key can shorten is divided by
+e2e/timescale.py's FACTOR; docs/autoscaling-e2e.md has the list and the results.
 
 The scenarios run in file order on one cluster, each from the state the previous one left (settled first). Every
 wait is bounded; the time a scenario takes is the chain's own.
@@ -94,7 +94,7 @@ def report(ch: Chain) -> None:
     meta = {"factor": timescale.FACTOR, "seed": ch.seed, "tolerance": ch.tolerance,
             "realTimes": {"exporterRefresh": ch.real.exporter_refresh, "scrapeInterval": ch.real.scrape_interval,
                           "queryWindow": ch.real.query_window, "hpaSync": timescale.HPA_SYNC_SECONDS},
-            "standInAutoscaler": ch.ca.events}
+            "clusterAutoscaler": ch.ca.events}
     if ch.scenarios:
         write(ch.scenarios, out, meta)
         plot(ch.scenarios, out / "timeline.png")
@@ -180,9 +180,9 @@ def test_the_what_if_predicts_the_step(chain: Chain) -> None:
 def test_load_removed_scales_in_after_the_window_and_removes_the_node_never_below_min_nodes(
         chain: Chain, rng: random.Random, timer: Timer) -> None:
     """From the step's 14 replicas on two nodes, the load falls to 0.3 GPUs: the HPA holds the replicas for its
-    scale-down stabilisation window (the stack's, divided), sheds one pod per period, down to one; the stand-in
-    autoscaler finds the emptier node unneeded and removes it after `scale-down-unneeded-time`, and the pool stays
-    at `minNodes` (1) however long it is left."""
+    scale-down stabilisation window (the stack's, divided), sheds one pod per period, down to one;
+    cluster-autoscaler finds the emptier node unneeded and removes it after `scale-down-unneeded-time`, and the pool
+    stays at `minNodes` (1) however long it is left."""
     settings = chain.settings()
     with timer.phase("scenario scale-down"):
         start = chain.begin(rng)
@@ -294,7 +294,7 @@ def test_a_burst_within_the_headroom_is_served_at_once_and_the_headroom_restored
     """On the full node (4 replicas, 4 placeholders), the load jumps to 2.7 GPUs: the HPA asks for more, the real
     kube-scheduler preempts placeholders (priority -10 under the workloads' 0) for them, so new replicas are Ready
     on the existing node before any new node is; the preempted placeholders go Pending, and as they are not below
-    the autoscaler's `expendable-pods-priority-cutoff` (-10) the stand-in autoscaler orders a node for them alone;
+    the autoscaler's `expendable-pods-priority-cutoff` (-10) cluster-autoscaler orders a node for them alone;
     when its GPUs come the headroom is back. The scenario ends a fixed time after that (not at rest: a preemptor
     kube-scheduler parks, kubernetes/kubernetes#141694, waits for the 5-minute flush). Then the load goes and the
     stack is updated back to the dev stack (no headroom, no window): the node is removed and the next scenario
@@ -317,7 +317,8 @@ def test_a_burst_within_the_headroom_is_served_at_once_and_the_headroom_restored
                       compared=("hpa_desired", "placeholders_preempted", "node_ordered", "first_new_ready",
                                 "node_ready", "headroom_restored"),
                       compared_values=("peakDesired", "peakNodes", "finalNodes"))
-    orders = [e for e in chain.ca.events if e["event"] == "scale-up" and start.t < e["t"] <= end]
+    orders = [e for e in chain.ca.events if e["event"] == "ca-scale-up" and start.t < e["t"] <= end]
+    triggered = triggered_scale_up(chain, start.t)
     sc.notes["schedulingEvents"] = scheduling_events(chain, t0)
     sc.notes["longestPendingReplica"] = round(longest_pending(sc.real, t0), 1)
     print("\n" + table(sc), file=sys.stderr)
@@ -335,7 +336,7 @@ def test_a_burst_within_the_headroom_is_served_at_once_and_the_headroom_restored
     assert ev["first_new_ready"] is not None and ev["node_ready"] is not None
     assert ev["first_new_ready"] < ev["node_ready"], "the burst waited for the new node instead of the headroom"
     assert ev["node_ordered"] >= ev["placeholders_preempted"], "the node was not ordered for the placeholders"
-    assert orders and all(p.startswith(PLACEHOLDER_NAME) for o in orders for p in o["pods"]), orders
+    assert orders and triggered and all(p.startswith(PLACEHOLDER_NAME) for p in triggered), (orders, triggered)
     assert ev["headroom_restored"] is not None and ev["headroom_restored"] >= ev["node_ready"]
     assert restored.nodes == 2 and restored.desired > WINDOW_REPLICAS
 
@@ -363,9 +364,22 @@ def scheduling_events(chain: Chain, since: float) -> list[list[Any]]:
         for e in chain.kube.get("events", "-n", ns)["items"]:
             stamp = e.get("eventTime") or e.get("lastTimestamp") or e["metadata"]["creationTimestamp"]
             t = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-            if t >= since - 1 and e.get("reason") in ("Scheduled", "FailedScheduling", "Preempted", "Killing"):
+            if t >= since - 1 and e.get("reason") in ("Scheduled", "FailedScheduling", "Preempted", "Killing",
+                                                      "TriggeredScaleUp", "NotTriggerScaleUp"):
                 out.append([round(t - since, 1), e["reason"], e["involvedObject"]["name"], e.get("message", "")[:200]])
     return sorted(out)
+
+
+def triggered_scale_up(chain: Chain, since: float) -> list[str]:
+    """The pods cluster-autoscaler names as having triggered a scale-up since `since`: its TriggeredScaleUp events
+    (cluster-autoscaler processors/status/eventing_scale_up_processor.go)."""
+    out = []
+    for ns in (NAMESPACE, HEADROOM_NAMESPACE):
+        for e in chain.kube.get("events", "-n", ns, "--field-selector", "reason=TriggeredScaleUp")["items"]:
+            stamp = e.get("lastTimestamp") or e.get("eventTime") or e["metadata"]["creationTimestamp"]
+            if datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() >= since - 1:
+                out.append(e["involvedObject"]["name"])
+    return sorted(set(out))
 
 
 def test_the_what_if_predicts_the_burst(chain: Chain) -> None:

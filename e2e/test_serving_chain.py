@@ -6,8 +6,8 @@ e2e/test_autoscaling.py (e2e/chain.py): kube-apiserver, the HPA controller, kube
 adapter, Prometheus scraping with the stack's own settings: the GPU Operator's ServiceMonitor for the guardrail's
 DCGM series and, new here, the workload's own PodMonitor for vLLM's series. Stand-ins: kwok (pods Ready after
 the model's load time divided by FACTOR), the engines (e2e/vllm_load.py: vLLM's families per Ready pod from
-capacity/service.py's model) and dcgm-exporter (e2e/gpu_load.py), and the node autoscaler
-(e2e/standin_autoscaler.py, idle here: the scenarios stay within dev's one node).
+capacity/service.py's model) and dcgm-exporter (e2e/gpu_load.py). cluster-autoscaler runs over the GPU pool as in
+the autoscaling suite (e2e/pool_autoscaler.py), idle here: the scenarios stay within dev's one node.
 
 Scenarios, in order on one cluster:
 - `rising`: 0.5 -> 2.5 GPUs of work on one replica: latency and queue climb, the triggers ask for more, and while

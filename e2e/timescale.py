@@ -4,11 +4,12 @@ one factor, so that 25 minutes of bare-metal provisioning take 50 seconds and th
 What is divided by FACTOR (and how):
 - kube-controller-manager's HPA sync period, 15 s (`--horizontal-pod-autoscaler-sync-period`);
 - the workload's `scaleDownStabilizationSeconds` (a stack-file override of the deployed stack);
-- everything the stand-in autoscaler reads from what the stack sent Gcore (`scan-interval`,
-  `max-node-provision-time`, `scale-down-unneeded-time`, `scale-down-delay-after-*`, the 5-minute backoff);
+- every cluster-autoscaler duration flag that decides when it acts, the stack's (`autoscaler_config` as sent to
+  Gcore) or the default (`scan-interval`, `scale-down-unneeded-time`, `scale-down-delay-after-*`, the node-group
+  backoffs, ...: e2e/pool_autoscaler.py `run_flags`);
 - node start-up: the what-if's `nodeReadyMinutes` (kwok's node-initialize stage, delayed per node) and
-  `gpuReadyMinutes` (the stand-in's device plugin), and `podStartSeconds` (kwok's pod-ready stage, delayed for the
-  workload's pods).
+  `gpuReadyMinutes` (the device plugin, played in e2e/pool_autoscaler.py), and `podStartSeconds` (kwok's pod-ready
+  stage, delayed for the workload's pods).
 What is not, because nothing may shorten it without changing the stack's own objects: the metric path (dcgm-exporter
 refresh 10 s, scrape 15 s, the query's 1-minute window), the HPA behaviour's policy periods (scale-up 15 s, scale-down
 one pod per 60 s: constants of the rendered ScaledObject), KEDA's pollingInterval (at least 5 s by the config model;

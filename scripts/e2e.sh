@@ -4,7 +4,7 @@
 #
 #   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, consumer, destroy; existing clusters;
 #                                     # bad input against the real server; two GPU pools under the real scheduler;
-#                                     # the GPU-ready gate (real kubectl; the stand-in autoscaler gated and not);
+#                                     # the GPU-ready gate (real kubectl; cluster-autoscaler gated and not);
 #                                     # the real Gcore provider's refusals and the recovery runbook (API emulator)
 #   bash scripts/e2e.sh autoscaling   # the autoscaling chain on the real controllers (E2E_OUT: timeline.json, plots)
 #   bash scripts/e2e.sh serving       # the serving profile through the same chain (E2E_OUT: serving-timeline.json)

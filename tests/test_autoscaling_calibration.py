@@ -2,9 +2,9 @@
 (tests/fixtures/autoscaling/timeline.json, written by `bash scripts/e2e.sh autoscaling`) predicted again by the
 simulator as it is now, and the query window's rule checked on the real Prometheus engine (promtool).
 
-The recorded run: the dev stack's own objects on the local control plane, real Prometheus, KEDA, HPA controller
-and kube-scheduler, kwok nodes, and the STAND-IN node autoscaler (e2e/standin_autoscaler.py, not
-cluster-autoscaler); timings divided by the factor the file states. docs/autoscaling-e2e.md has the whole story.
+The recorded run: the dev stack's own objects on the local control plane, real Prometheus, KEDA, HPA controller,
+kube-scheduler and cluster-autoscaler 1.35.2 (e2e/pool_autoscaler.py), kwok nodes; timings divided by the factor the
+file states. docs/autoscaling-e2e.md has the whole story.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ def scenarios() -> list[Scenario]:
     return [Scenario.from_json(doc) for doc in recorded()["scenarios"]]
 
 
-def test_the_recording_is_a_run_of_the_stand_in_chain_at_a_stated_factor() -> None:
+def test_the_recording_is_a_run_of_the_chain_on_cluster_autoscaler_at_a_stated_factor() -> None:
     doc = recorded()
     assert doc["factor"] == 30
     names = [s.name for s in scenarios()]
     assert names == ["step", "scale-down", "cron-window", "burst", "prometheus-stopped"]
-    events = [e["event"] for e in doc["standInAutoscaler"]]
-    assert "node-ordered" in events and "node-gpus" in events
+    events = [e["event"] for e in doc["clusterAutoscaler"]]
+    assert {"ca-scale-up", "ca-scale-down", "node-ordered", "node-gpus"} <= set(events)
 
 
 @pytest.mark.parametrize("name", [s.name for s in scenarios()])
