@@ -31,7 +31,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from renderers import dcgm, promql, serving_profile, serving_rules, workload_specs
+from renderers import dcgm, promql, serving_profile, serving_rules
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -41,6 +41,7 @@ from renderers.dashboard_panels import hours as _hours
 from renderers.dashboard_panels import stat_panel as _stat
 from renderers.dashboard_panels import table_panel as _table
 from renderers.dashboard_panels import timeseries_panel as _timeseries
+from renderers.scaling_triggers import serving_query
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 
 __all__ = ["GRID_WIDTH", "dashboards"]
@@ -211,7 +212,7 @@ def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
     pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
     for t in w.triggers:
-        query = workload_specs.serving_query(w, t)
+        query = serving_query(w, t)
         threshold = promql.format_number(t.threshold)
         layout.add(_timeseries(
             f"Trigger {t.name}: {t.metric} vs threshold × replicas",

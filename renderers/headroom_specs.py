@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from renderers.placement import PoolPlacement, tolerations_for
-from renderers.workload_specs import schedule_triggers
+from renderers.scaling_triggers import schedule_triggers
 from stackconfig import HeadroomConfig
 from stackconfig.versions import PAUSE_IMAGE
 from stacknames import (

@@ -86,17 +86,3 @@ def format_number(value: float) -> str:
         raise ValueError(f"{value} is not a finite number")
     text = format(Decimal(repr(float(value))), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-# --- serving (issue 10): triggers on the workload's own series --------------------------------------
-
-
-def serving_metric_query(deployment: str, namespace: str, metric: str, window: str = "1m") -> str:
-    """Sum over exactly the Deployment's pods of one of their own series (e.g. vllm:num_requests_waiting).
-
-    The PodMonitor's targets carry the pod's `namespace` and `pod` labels (prometheus-operator's PodMonitor
-    relabelling), so the selector is the GPU query's; `sum` returns one element or, when no pod reports,
-    an empty result that `ignoreNullValues: "false"` turns into an error and the fallback.
-    """
-    selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
-    return f"sum(avg_over_time({metric}{{{selector}}}[{window}]))"

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers import dcgm, promql, serving_rules, workload_specs
+from renderers import dcgm, promql, serving_rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
-from renderers.scaling_triggers import scaling_triggers
+from renderers.scaling_triggers import gpu_query, scaling_triggers
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, placeholder_name
 
@@ -212,7 +212,7 @@ def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
-        _record(WL_UTIL_SUM, workload_specs.gpu_query(w), labels),
+        _record(WL_UTIL_SUM, gpu_query(w), labels),
         _record(
             WL_GPUS_REPORTING,
             f"count(max by ({dcgm.GPU_ID_LABEL}) ({dcgm.GPU_UTIL_METRIC}{{{selector}}}))",

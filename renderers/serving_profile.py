@@ -23,14 +23,11 @@ and race to maxReplicas every sync. The ask per sync is at most `CLAMP` × the r
 Each has `activationThreshold: 0`: with `minReplicas: 0` any traffic keeps the workload awake, and none lets
 KEDA take it to zero after `cooldownPeriod` (waking it needs a `wakeTrigger`: an engine with no pod exports
 nothing). GPU utilisation stays in the ScaledObject as a guardrail at 100 % per GPU
-(WorkloadConfig.gpu_target_utilization). Pure functions: renderers/workload_specs.py adds the triggers,
+(WorkloadConfig.gpu_target_utilization). Pure functions: renderers/scaling_triggers.py renders the triggers,
 capacity/ simulates the same arithmetic, tests/test_serving_profile_metrics.py runs the same strings on Prometheus.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from renderers import promql
 from stackconfig.engines import ENGINES, EngineMetrics
@@ -126,26 +123,3 @@ def profile_queries(w: WorkloadConfig) -> list[tuple[str, str]]:
         out.append((LATENCY_TRIGGER, latency_query(w)))
     out += [(QUEUE_TRIGGER, queue_query(w)), (KV_TRIGGER, kv_cache_query(w))]
     return out
-
-
-def profile_triggers(w: WorkloadConfig, prometheus_url: str,
-                     scale_to_zero: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
-    """The profile's KEDA triggers. `scale_to_zero(query)` wraps a query for a workload at minReplicas 0 (its pods
-    gone, the engine's series are too: 0, not an error; renderers/promql.py `zero_without_available_pods`)."""
-    wrap = scale_to_zero or (lambda q: q)
-    return [
-        {
-            "type": "prometheus",
-            "name": name,
-            "metricType": "Value",
-            "metadata": {
-                "serverAddress": prometheus_url,
-                "query": wrap(query),
-                "threshold": promql.format_number(TARGET),
-                "activationThreshold": "0",
-                "ignoreNullValues": "false",
-                "unsafeSsl": "false",
-            },
-        }
-        for name, query in profile_queries(w)
-    ]

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from renderers import serving_profile, workload_specs
+from renderers import serving_profile
+from renderers.scaling_triggers import scaling_triggers
 from stackconfig import StackConfig, WorkloadConfig
 from stackconfig.serving import seconds
+from stacknames import SERVING_TRIGGER_NAMES
 
 WL_TTFT_P90 = "workload:ttft_p90:seconds"
 WL_TPOT_P90 = "workload:tpot_p90:seconds"
@@ -62,8 +64,9 @@ def serving_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     waiting = f"avg_over_time({e.queue_gauge}{{{sel}}}{window})"
     out.append(_record(WL_WAITING_PER_POD, f"sum({waiting}) / count({waiting})", labels(w)))
     out.append(_record(WL_KV_CACHE, f"avg(avg_over_time({e.kv_cache_gauge}{{{sel}}}{window}))", labels(w)))
-    for trigger in serving_profile.profile_triggers(w, "", workload_specs.scale_to_zero(w)):
-        out.append(_record(WL_TRIGGER_VALUE, trigger["metadata"]["query"], labels(w, trigger=trigger["name"])))
+    for t in scaling_triggers(w):
+        if t["name"] in SERVING_TRIGGER_NAMES:
+            out.append(_record(WL_TRIGGER_VALUE, t["query"], labels(w, trigger=t["name"])))
     return out
 
 
