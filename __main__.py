@@ -146,12 +146,7 @@ for w in cfg.workloads:
     )
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
-stack_outputs(
-    cfg,
-    cluster=gpu_cluster,
-    gpu_operator=gpu_operator,
-    keda=keda,
-    monitoring=monitoring,
-    namespaces=namespaces,
-    workload_priority=workload_priority,
-).export()
+outputs = stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda, monitoring=monitoring,
+                        namespaces=namespaces, workload_priority=workload_priority)
+for output, value in outputs.items():
+    pulumi.export(output, value)
