@@ -20,7 +20,6 @@ Pure functions: components/headroom.py (Headroom) and components/workload.py (Wo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from renderers.placement import PoolPlacement, tolerations_for
@@ -42,33 +41,28 @@ from stacknames import (
 PAUSE_UID = 65535
 
 
-def workload_priority_class_spec() -> dict[str, Any]:
+def workload_priority_class_args() -> dict[str, Any]:
     """The workloads' class: 0 (the value pods without a class get), preempting lower pods when needed."""
     return {
         "value": WORKLOAD_PRIORITY,
-        "globalDefault": False,
-        "preemptionPolicy": "PreemptLowerPriority",
+        "global_default": False,
+        "preemption_policy": "PreemptLowerPriority",
         "description": "GPU workloads of the platform: preempt the GPU headroom placeholders when they need GPUs.",
     }
 
 
-def headroom_priority_class_spec() -> dict[str, Any]:
+def headroom_priority_class_args() -> dict[str, Any]:
     """The placeholders' class: -10, at the autoscaler's expendable cutoff (not expendable), below workloads.
 
     `preemptionPolicy: Never`: a placeholder waits for a node instead of evicting anything.
     """
     return {
         "value": HEADROOM_PRIORITY,
-        "globalDefault": False,
-        "preemptionPolicy": "Never",
+        "global_default": False,
+        "preemption_policy": "Never",
         "description": "GPU headroom placeholders: preempted by any workload; Pending ones make the cluster "
         "autoscaler add a GPU node.",
     }
-
-
-def priority_class_args(fields: dict[str, Any]) -> dict[str, Any]:
-    """PriorityClass fields as the SDK's keyword arguments (`globalDefault` -> `global_default`)."""
-    return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in fields.items()}
 
 
 def replicas(h: HeadroomConfig, pod_gpus: int) -> int:

@@ -21,7 +21,6 @@ from stacknames import (
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 DEFAULT_POOL_NAME = "gpu"
-DEFAULT_POOL_LABELS = {POOL_LABEL: DEFAULT_POOL_NAME}
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
 #: Gcore: a new bare-metal GPU node takes "up to 20–25 minutes" until it is Ready, and its GPUs become allocatable
 #: 5–10 minutes later (Gcore docs, "Configure GPU autoscaling for Kubernetes",

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stackconfig.errors import ConfigError, Problem, from_validation_error, key_path
+from stackconfig.errors import ConfigError, Problem, clean_loc, from_validation_error, key_path
 from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
 from stackconfig.secrets import plain_text_problems, unset_problems
@@ -28,28 +28,8 @@ from stackconfig.stackfile import KNOWN_NAMESPACES, full_key, namespace_problems
 # --- type errors and cross-key rules in one run ----------------------------------------------------------------
 
 
-def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
-    """Delete the value at `loc` in nested dicts/lists; False if it is not there."""
-    node = data
-    for part in loc[:-1]:
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            return False
-    try:
-        del node[loc[-1]]
-    except (KeyError, IndexError, TypeError):
-        return False
-    return True
-
-
-def _clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    """pydantic's location without its validator names and the '[key]' it appends for a dict's key."""
-    return tuple(p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]")))
-
-
 def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
-    """The value at `loc`, or None when it is not there."""
+    """The value at `loc` in nested dicts/lists, or None when it is not there."""
     node = data
     for part in loc:
         try:
@@ -57,6 +37,15 @@ def _at(data: Any, loc: tuple[str | int, ...]) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return node
+
+
+def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
+    """Delete the value at `loc`; False if it is not there."""
+    try:
+        del _at(data, loc[:-1])[loc[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
 
 
 def _validate_what_validates(
@@ -84,7 +73,7 @@ def _validate_what_validates(
             for err in exc.errors():
                 if err["type"] == "default_factory_not_called":  # goes with another key's error, dropped below
                     continue
-                loc = _clean(err["loc"])
+                loc = clean_loc(err["loc"])
                 if err["type"] == "missing":  # required: drop the list item holding it, if any
                     index = max((i for i, p in enumerate(loc) if isinstance(p, int)), default=None)
                     if index is None:
