@@ -72,23 +72,27 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         (recorded.POOL_GPUS_ALLOCATED, "allocated"),
     ), 12, 8)
     _pending_and_utilisation(layout, recorded.NODE_GPU_UTIL)
+    _gpu_hours(layout, _hours(recorded.POOL_GPUS_ALLOCATED), _hours(recorded.POOL_GPUS_PROVISIONED), "", "the pool's",
+               "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your "
+               "price).", f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price")
+
+
+def _gpu_hours(layout: _Layout, allocated: str, provisioned: str, where: str, whose: str, cost_description: str,
+               cost: str) -> None:
+    """GPU-hours allocated and provisioned over the time range, the idle share, and their cost."""
     layout.add(_stat(
         "GPU-hours allocated",
-        "GPU-hours requested by Running pods over the dashboard's time range (sampled each minute).",
-        _hours(recorded.POOL_GPUS_ALLOCATED), "none"), 6, 4)
+        f"GPU-hours requested by Running pods{where} over the dashboard's time range (sampled each minute).",
+        allocated, "none"), 6, 4)
     layout.add(_stat(
         "GPU-hours provisioned",
-        "GPU-hours of the pool's nodes over the time range: what the bare-metal servers are billed for.",
-        _hours(recorded.POOL_GPUS_PROVISIONED), "none"), 6, 4)
+        f"GPU-hours of {whose} nodes over the time range: what the bare-metal servers are billed for.",
+        provisioned, "none"), 6, 4)
     layout.add(_stat(
         "Idle share of provisioned GPU-hours",
         "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({_hours(recorded.POOL_GPUS_ALLOCATED)}) / ({_hours(recorded.POOL_GPUS_PROVISIONED)})",
-        "percentunit"), 6, 4)
-    layout.add(_stat(
-        "Cost of provisioned GPU-hours",
-        "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your price).",
-        f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
+        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
+    layout.add(_stat("Cost of provisioned GPU-hours", cost_description, cost, "currencyEUR", 0), 6, 4)
 
 
 def _pending_and_utilisation(layout: _Layout, node_util: str) -> None:
@@ -140,24 +144,10 @@ def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
         layout, f"{recorded.NODE_GPU_UTIL} and on (node) {_of_pools(recorded.POOL_NODE)}")
     allocated, provisioned = (_hours(f"sum({_of_pools(m)})")
                               for m in (recorded.POOL_GPUS_ALLOCATED, recorded.POOL_GPUS_PROVISIONED))
-    layout.add(_stat(
-        "GPU-hours allocated",
-        "GPU-hours requested by Running pods on the selected pools over the dashboard's time range (sampled each "
-        "minute).", allocated, "none"), 6, 4)
-    layout.add(_stat(
-        "GPU-hours provisioned",
-        "GPU-hours of the selected pools' nodes over the time range: what the bare-metal servers are billed for.",
-        provisioned, "none"), 6, 4)
-    layout.add(_stat(
-        "Idle share of provisioned GPU-hours",
-        "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
-    layout.add(_stat(
-        "Cost of provisioned GPU-hours",
-        "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand and "
-        "spot capacity are priced apart).",
-        f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})",
-        "currencyEUR", 0), 6, 4)
+    _gpu_hours(layout, allocated, provisioned, " on the selected pools", "the selected pools'",
+               "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand "
+               "and spot capacity are priced apart).",
+               f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})")
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
