@@ -42,13 +42,10 @@ from renderers.dashboard_panels import stat_panel as _stat
 from renderers.dashboard_panels import table_panel as _table
 from renderers.dashboard_panels import timeseries_panel as _timeseries
 from renderers.scaling_triggers import serving_query
+from renderers.serving_rules import series as _wl
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 
 __all__ = ["GRID_WIDTH", "dashboards"]
-
-
-def _wl(metric: str, w: WorkloadConfig) -> str:
-    return f'{metric}{{workload="{w.name}",namespace="{w.namespace}"}}'
 
 
 def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
@@ -153,7 +150,7 @@ def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
 def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
     threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     target = promql.format_number(w.gpu_target_utilization)
-    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
+    pods = promql.pods(w.name, w.namespace)
     layout.row(
         f"Workload {w.namespace}/{w.name}{f' on pool {pool!r}' if pool else ''}: {w.gpus_per_pod} GPU(s) per pod, "
         f"target {target} % "
@@ -200,7 +197,7 @@ def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = Non
 
 def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
-    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
+    pods = promql.pods(w.name, w.namespace)
     for t in w.triggers:
         query = serving_query(w, t)
         threshold = promql.format_number(t.threshold)

@@ -39,6 +39,11 @@ def pod_name_regex(deployment: str) -> str:
     return f"{deployment}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"
 
 
+def pods(deployment: str, namespace: str) -> str:
+    """The matchers of exactly the Deployment's pods in its namespace (the series carry the pod's own labels)."""
+    return f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
+
+
 def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QUERY_WINDOW) -> str:
     """Sum of the average utilisation of every GPU held by the Deployment's pods in its namespace.
 
@@ -48,10 +53,9 @@ def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QU
     - `sum` returns one element, as KEDA requires, and an *empty* result when no GPU reports, which
       with `ignoreNullValues: "false"` is an error that triggers the fallback instead of reading as 0.
     """
-    selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
     return (
         f"sum(max by ({dcgm.GPU_ID_LABEL}) "
-        f"(clamp(avg_over_time({dcgm.GPU_UTIL_METRIC}{{{selector}}}[{window}]), 0, 100)))"
+        f"(clamp(avg_over_time({dcgm.GPU_UTIL_METRIC}{{{pods(deployment, namespace)}}}[{window}]), 0, 100)))"
     )
 
 

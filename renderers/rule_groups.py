@@ -198,8 +198,7 @@ def _pending(cfg: StackConfig, pool: GpuPoolConfig) -> str | None:
         return others
 
     def pods(workloads: list[WorkloadConfig]) -> str:
-        return " or ".join(f'{POD_GPU_PENDING}{{namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"}}'
-                           for w in workloads)
+        return " or ".join(f"{POD_GPU_PENDING}{{{promql.pods(w.name, w.namespace)}}}" for w in workloads)
 
     elsewhere = [w for p in cfg.pools if p != pool for w in cfg.workloads_on(p)]
     if cfg.first_pool(pool):

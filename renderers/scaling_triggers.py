@@ -39,8 +39,7 @@ def gpu_query(w: WorkloadConfig) -> str:
 def serving_query(w: WorkloadConfig, t: ServingTriggerConfig) -> str:
     """One of the workload's own triggers: the sum over exactly its pods of one of their series, e.g.
     vllm:num_requests_waiting (the PodMonitor's targets carry the pod's `namespace` and `pod` labels)."""
-    selector = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
-    return _over_pods(w, f"sum(avg_over_time({t.metric}{{{selector}}}[{t.window}]))")
+    return _over_pods(w, f"sum(avg_over_time({t.metric}{{{promql.pods(w.name, w.namespace)}}}[{t.window}]))")
 
 
 def _prometheus(name: str, metric_type: str, url: str, query: str, threshold: float,

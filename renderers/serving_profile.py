@@ -53,10 +53,6 @@ def engine(s: ServingConfig) -> EngineMetrics:
     return ENGINES[s.engine]
 
 
-def selector(w: WorkloadConfig) -> str:
-    return f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
-
-
 def p90_ratio(histogram: str, objective_seconds: float, selector: str) -> str:
     """P90 of a latency histogram over its objective; 0 when no request finished in the window (NaN from
     histogram_quantile), empty when the histogram is not scraped at all."""
@@ -70,7 +66,7 @@ def latency_ratio_query(w: WorkloadConfig) -> str:
     """`s`: the larger of P90 TTFT / objective and P90 TPOT / objective, clamped at CLAMP, smoothed."""
     s = w.serving
     assert s is not None and s.latency_objective is not None
-    e, o, sel = engine(s), s.latency_objective, selector(w)
+    e, o, sel = engine(s), s.latency_objective, promql.pods(w.name, w.namespace)
     parts = []
     for label, histogram, objective in (("ttft", e.ttft_histogram, o.ttft_p90), ("tpot", e.tpot_histogram, o.tpot_p90)):
         if objective is not None:
@@ -99,7 +95,7 @@ def queue_query(w: WorkloadConfig) -> str:
     """Waiting requests per pod that reports them, over the saturation level, clamped."""
     s = w.serving
     assert s is not None
-    series = f"avg_over_time({engine(s).queue_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
+    series = f"avg_over_time({engine(s).queue_gauge}{{{promql.pods(w.name, w.namespace)}}}[{RATE_WINDOW}])"
     per_pod = f"sum({series}) / count({series})"
     return (f"clamp_max(({per_pod}) / {promql.format_number(s.queue_per_replica)}, "
             f"{promql.format_number(CLAMP)})")
@@ -109,7 +105,7 @@ def kv_cache_query(w: WorkloadConfig) -> str:
     """KV-cache usage (0-1) averaged over the pods that report it, over the saturation level."""
     s = w.serving
     assert s is not None
-    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
+    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{promql.pods(w.name, w.namespace)}}}[{RATE_WINDOW}])"
     return f"avg({series}) / {promql.format_number(s.kv_cache_usage)}"
 
 

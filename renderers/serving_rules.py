@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from renderers import serving_profile
+from renderers import promql, serving_profile
 from renderers.scaling_triggers import scaling_triggers
 from stackconfig import StackConfig, WorkloadConfig
 from stackconfig.serving import seconds
@@ -38,6 +38,7 @@ def labels(w: WorkloadConfig, **extra: str) -> dict[str, str]:
 
 
 def series(metric: str, w: WorkloadConfig, **extra: str) -> str:
+    """A series recorded per workload (the recording rules' `workload` and `namespace` labels), of `w`."""
     matchers = ",".join(f'{k}="{v}"' for k, v in labels(w, **extra).items())
     return f"{metric}{{{matchers}}}"
 
@@ -52,7 +53,7 @@ def serving_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     if s is None:
         return []
     e = serving_profile.engine(s)
-    sel = serving_profile.selector(w)
+    sel = promql.pods(w.name, w.namespace)
     window = f"[{serving_profile.RATE_WINDOW}]"
     out = [
         _record(name, f"histogram_quantile({serving_profile.QUANTILE}, sum by (le) "
