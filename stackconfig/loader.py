@@ -91,9 +91,9 @@ def _validate_what_validates(
                 if _drop(data, loc):
                     dropped.add(_original_key(key_path(loc), kept))
             for loc in sorted(items, key=lambda t: tuple(str(p).zfill(8) for p in t), reverse=True):
-                parent: Any = data
-                for part in loc[:-1]:
-                    parent = parent[part]
+                parent = _at(data, loc[:-1])
+                if not isinstance(parent, list):  # the whole list was dropped above (an item that is no mapping)
+                    continue
                 section = key_path(loc[:-1])
                 kept.setdefault(section, list(range(len(parent))))
                 dropped.add(_original_key(key_path(loc), kept))

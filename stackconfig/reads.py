@@ -37,8 +37,11 @@ class Reads:
         """Whether a rule that read these and reported `problem_key` depends on the dropped key path."""
         if any(_related(read, dropped) for read in self.values):
             return True
-        # An item of a list the rule read as a whole is gone: only problems about one kept item stand.
-        return any(dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed) for listed in self.lists)
+        # A list the rule read as a whole is gone: no problem of the rule stands. One of its items is gone: only
+        # problems about one kept item stand.
+        return any(listed == dropped or listed.startswith((f"{dropped}.", f"{dropped}["))
+                   or dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed)
+                   for listed in self.lists)
 
 
 def _related(a: str, b: str) -> bool:
