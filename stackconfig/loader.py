@@ -122,7 +122,7 @@ def load_stack_config(raw: Mapping[str, Any]) -> StackConfig:
             seen = Reads({_original_key(r, kept) for r in seen.values}, {_original_key(r, kept) for r in seen.lists})
             for problem in found:
                 key = _original_key(problem.key, kept)
-                if not any(seen.touches(d, key) or key == d or key.startswith((f"{d}.", f"{d}[")) for d in dropped):
+                if not any(seen.touches(d, key) for d in dropped):
                     problems.append(Problem(key, problem.value, problem.message, problem.fix))
     if problems:
         raise ConfigError(problems)

@@ -34,19 +34,18 @@ class Reads:
     lists: set[str] = field(default_factory=set)
 
     def touches(self, dropped: str, problem_key: str) -> bool:
-        """Whether a rule that read these and reported `problem_key` depends on the dropped key path."""
-        if any(_related(read, dropped) for read in self.values):
+        """Whether the problem at `problem_key` of a rule that read these depends on the dropped key path."""
+        if _within(problem_key, dropped) or any(_within(r, dropped) or _within(dropped, r) for r in self.values):
             return True
         # A list the rule read as a whole is gone: no problem of the rule stands. One of its items is gone: only
         # problems about one kept item stand.
-        return any(listed == dropped or listed.startswith((f"{dropped}.", f"{dropped}["))
-                   or dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed)
+        return any(_within(listed, dropped) or dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed)
                    for listed in self.lists)
 
 
-def _related(a: str, b: str) -> bool:
-    """One path is the other, or inside it."""
-    return a == b or a.startswith((f"{b}.", f"{b}[")) or b.startswith((f"{a}.", f"{a}["))
+def _within(a: str, b: str) -> bool:
+    """Path `a` is path `b`, or inside it."""
+    return a == b or a.startswith((f"{b}.", f"{b}["))
 
 
 def _under_item(key: str, listed: str) -> bool:
@@ -66,9 +65,7 @@ class Reading:
     __slots__ = ("_value", "_path", "_reads")
 
     def __init__(self, value: BaseModel, path: tuple[str | int, ...], reads: Reads) -> None:
-        object.__setattr__(self, "_value", value)
-        object.__setattr__(self, "_path", path)
-        object.__setattr__(self, "_reads", reads)
+        self._value, self._path, self._reads = value, path, reads
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance() sees the section's own type
@@ -91,9 +88,6 @@ class Reading:
             if isinstance(member, types.FunctionType):
                 return types.MethodType(member, self)
         return getattr(value, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"config is read-only ({name})")
 
     def __eq__(self, other: object) -> bool:
         return self._value == (other._value if isinstance(other, Reading) else other)
