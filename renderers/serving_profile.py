@@ -85,37 +85,19 @@ def banded(ratio: str, scale_up: float, scale_down: float) -> str:
     return f"clamp_min(({ratio}) / {up}, 1) * clamp_max(({ratio}) / {down}, 1)"
 
 
-def latency_query(w: WorkloadConfig) -> str:
-    s = w.serving
-    assert s is not None
-    return banded(latency_ratio_query(w), s.band.scale_up, s.band.scale_down)
-
-
-def queue_query(w: WorkloadConfig) -> str:
-    """Waiting requests per pod that reports them, over the saturation level, clamped."""
-    s = w.serving
-    assert s is not None
-    series = f"avg_over_time({engine(s).queue_gauge}{{{promql.pods(w.name, w.namespace)}}}[{RATE_WINDOW}])"
-    per_pod = f"sum({series}) / count({series})"
-    return (f"clamp_max(({per_pod}) / {promql.format_number(s.queue_per_replica)}, "
-            f"{promql.format_number(CLAMP)})")
-
-
-def kv_cache_query(w: WorkloadConfig) -> str:
-    """KV-cache usage (0-1) averaged over the pods that report it, over the saturation level."""
-    s = w.serving
-    assert s is not None
-    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{promql.pods(w.name, w.namespace)}}}[{RATE_WINDOW}])"
-    return f"avg({series}) / {promql.format_number(s.kv_cache_usage)}"
-
-
 def profile_queries(w: WorkloadConfig) -> list[tuple[str, str]]:
-    """(trigger name, query) of the profile's triggers, in the ScaledObject's order."""
+    """(trigger name, query) of the profile's triggers, in the ScaledObject's order: the banded latency ratio, the
+    waiting requests per pod that reports them and the KV-cache usage (0-1) averaged over the pods that report it,
+    each over its saturation level."""
     s = w.serving
     if s is None:
         return []
-    out = []
-    if s.latency_objective is not None:
-        out.append((LATENCY_TRIGGER, latency_query(w)))
-    out += [(QUEUE_TRIGGER, queue_query(w)), (KV_TRIGGER, kv_cache_query(w))]
-    return out
+    pods, clamp = promql.pods(w.name, w.namespace), promql.format_number(CLAMP)
+    waiting = f"avg_over_time({engine(s).queue_gauge}{{{pods}}}[{RATE_WINDOW}])"
+    kv_cache = f"avg_over_time({engine(s).kv_cache_gauge}{{{pods}}}[{RATE_WINDOW}])"
+    latency = ([(LATENCY_TRIGGER, banded(latency_ratio_query(w), s.band.scale_up, s.band.scale_down))]
+               if s.latency_objective is not None else [])
+    return [*latency,
+            (QUEUE_TRIGGER, f"clamp_max((sum({waiting}) / count({waiting})) / "
+                            f"{promql.format_number(s.queue_per_replica)}, {clamp})"),
+            (KV_TRIGGER, f"avg({kv_cache}) / {promql.format_number(s.kv_cache_usage)}")]

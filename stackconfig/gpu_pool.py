@@ -132,7 +132,7 @@ class GpuPoolConfig(Model):
         """GPUs per node: explicit, else from the flavor table (stackconfig/flavors.py), never from the id."""
         if self.gpus_per_node is not None:
             return self.gpus_per_node
-        return derived_gpus(self.flavor) or 0
+        return flavors.gpus_of(self.flavor) or 0
 
 
 class GpuPoolItem(GpuPoolConfig):
@@ -140,8 +140,3 @@ class GpuPoolItem(GpuPoolConfig):
     matches pools by)."""
 
     name: GcoreName
-
-
-def derived_gpus(flavor: str) -> int | None:
-    """Only the table knows a flavor's GPU count: `bm3-ai-1xlarge-h100-80` is not 80 GPUs."""
-    return flavors.gpus_of(flavor)
