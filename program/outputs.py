@@ -24,7 +24,6 @@ from stacknames import (
     HEADROOM_NAMESPACE,
     HEADROOM_PRIORITY,
     HEADROOM_PRIORITY_CLASS,
-    PLACEHOLDER_NAME,
     placeholder_name,
 )
 
@@ -40,7 +39,7 @@ def stack_outputs(
     workload_priority: WorkloadPriority,
 ) -> dict[str, Any]:
     """Every output of the stack under its contract name."""
-    first = cfg.pools[0]
+    pools = gpu_pools_output(cfg)
     return {
         "clusterName": cluster.cluster_name,
         "clusterId": cluster.cluster_id,  # None for an existing cluster: not created here
@@ -48,7 +47,7 @@ def stack_outputs(
         "kubernetesVersion": cluster.kubernetes_version,
         # The first GPU pool, as the one pool of stacks before there were several (consumers written for them).
         "gpuPool": gpu_pool_output(cfg),
-        "gpuPools": gpu_pools_output(cfg),
+        "gpuPools": pools,
         "namespaces": {
             "gpuOperator": gpu_operator.namespace,
             "keda": keda.namespace,
@@ -60,7 +59,7 @@ def stack_outputs(
         "chartVersions": cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
         "workloads": workload_outputs(cfg),
         "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
-        "headroom": headroom_output(first.headroom, cfg.headroom_pod_gpus(first), first.price_per_gpu_hour),
+        "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
     }
 
 
@@ -120,7 +119,7 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
 
 
 def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,
-                    deployment: str = PLACEHOLDER_NAME) -> dict[str, Any] | None:
+                    deployment: str) -> dict[str, Any] | None:
     """A pool's headroom (the `headroom` stack output is the first pool's): what is held, where, and what holding it
     costs per hour (an estimate at the pool's `pricePerGpuHour`). None without headroom."""
     if h is None:
