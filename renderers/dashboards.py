@@ -374,17 +374,12 @@ def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     for w in cfg.workloads:
         pool = cfg.pool_of(w)
         _workload_section(layout, w, pool.name if several and pool is not None else None)
-    if several:
-        return _dashboard(
-            "gpu-platform-autoscaling", "GPU autoscaling",
-            "How the GPU workloads and the GPU pools scale: replicas against the metric, nodes against each pool's "
-            "limits, GPU-hours and their cost per pool.", layout, pools=[p.name for p in cfg.pools],
-        )
-    return _dashboard(
-        "gpu-platform-autoscaling", "GPU autoscaling",
-        "How the GPU workloads and the GPU pool scale: replicas against the metric, nodes against the pool's "
-        "limits, GPU-hours.", layout, price=cfg.pools[0].price_per_gpu_hour,
-    )
+    what = ("the GPU pools scale: replicas against the metric, nodes against each pool's limits, GPU-hours and their "
+            "cost per pool." if several else
+            "the GPU pool scale: replicas against the metric, nodes against the pool's limits, GPU-hours.")
+    return _dashboard("gpu-platform-autoscaling", "GPU autoscaling", f"How the GPU workloads and {what}", layout,
+                      price=None if several else cfg.pools[0].price_per_gpu_hour,
+                      pools=[p.name for p in cfg.pools] if several else None)
 
 
 def dashboards(cfg: StackConfig) -> dict[str, dict[str, Any]]:
