@@ -62,6 +62,12 @@ def key_path(loc: Iterable[str | int]) -> str:
     return out
 
 
+def key_pattern(loc: Iterable[str | int]) -> str:
+    """A key path with its list indexes as `[]`: ('workloads', 0, 'image') -> 'workloads[].image', as the sections
+    of stackconfig/stack.py (KNOWN_KEYS, REQUIRED_KEYS) are keyed."""
+    return key_path(["[]" if isinstance(p, int) else p for p in loc]).replace(".[]", "[]")
+
+
 def clean_loc(loc: Iterable[Any]) -> tuple[str | int, ...]:
     """pydantic's location without the validator name it appends for function-wrapped fields and the '[key]' it
     appends for a dict's key."""
@@ -92,10 +98,9 @@ def from_validation_error(
         key = key_path(loc)
         value = err.get("input")
         ctx = err.get("ctx") or {}
-        pattern = key_path(["[]" if isinstance(p, int) else p for p in loc]).replace(".[]", "[]")
+        pattern = key_pattern(loc)
         if err["type"] == "extra_forbidden":
-            parent = key_path(["[]" if isinstance(p, int) else p for p in loc[:-1]]).replace(".[]", "[]")
-            candidates = list(known_keys.get(parent, ()))
+            candidates = list(known_keys.get(key_pattern(loc[:-1]), ()))
             guess = difflib.get_close_matches(str(loc[-1]), candidates, n=1)
             hint = f"did you mean '{guess[0]}'? " if guess else ""
             problems.append(

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stackconfig.errors import ConfigError, Problem, clean_loc, from_validation_error, key_path
+from stackconfig.errors import ConfigError, Problem, clean_loc, from_validation_error, key_path, key_pattern
 from stackconfig.reads import Reads, reading
 from stackconfig.rules import RULES
 from stackconfig.secrets import plain_text_problems, unset_problems
@@ -48,11 +48,6 @@ def _drop(data: Any, loc: tuple[str | int, ...]) -> bool:
     return True
 
 
-def _pattern(loc: tuple[str | int, ...]) -> str:
-    """The section path of a location, list indexes as `[]` (the keys of stackconfig/stack.py REQUIRED_KEYS)."""
-    return key_path(["[]" if isinstance(p, int) else p for p in loc]).replace(".[]", "[]")
-
-
 def _validate_what_validates(
     raw: dict[str, Any],
 ) -> tuple[list[Problem], StackConfig | None, dict[str, list[int]], set[str]]:
@@ -77,7 +72,7 @@ def _validate_what_validates(
         if err["type"] == "default_factory_not_called":  # goes with another key's error, dropped below
             continue
         loc = clean_loc(err["loc"])
-        if err["type"] == "missing" or loc and loc[-1] in REQUIRED_KEYS.get(_pattern(loc[:-1]), ()):
+        if err["type"] == "missing" or loc and loc[-1] in REQUIRED_KEYS.get(key_pattern(loc[:-1]), ()):
             index = max((i for i, p in enumerate(loc) if isinstance(p, int)), default=None)
             if index is None:  # a required value outside any list: nothing can stand in for it
                 return problems, None, kept, dropped
