@@ -60,16 +60,14 @@ def _alias(model: type[BaseModel], name: str) -> str:
 
 
 class Reading:
-    """A config section seen through a recorder: fields, properties and methods behave as on the section."""
+    """A config section seen through a recorder: fields, properties and methods behave as on the section, and it
+    compares equal to it. It is not an instance of the section's class: rules read and compare sections, never
+    test their types."""
 
     __slots__ = ("_value", "_path", "_reads")
 
     def __init__(self, value: BaseModel, path: tuple[str | int, ...], reads: Reads) -> None:
         self._value, self._path, self._reads = value, path, reads
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance() sees the section's own type
-        return type(self._value)
 
     def __getattr__(self, name: str) -> Any:
         value, cls = self._value, type(self._value)
