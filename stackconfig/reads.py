@@ -15,6 +15,7 @@ list item does not depend on a sibling that was dropped, while a rule about the 
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -77,14 +78,11 @@ class Reading:
             for field_name in cls.model_fields:
                 self._reads.values.add(key_path((*self._path, _alias(cls, field_name))))
             return value.model_fields_set
-        for klass in cls.__mro__:
-            if klass is BaseModel:
-                break
-            member = klass.__dict__.get(name)
-            if isinstance(member, property) and member.fget is not None:
-                return member.fget(self)  # computed from fields read through this recorder
-            if isinstance(member, types.FunctionType):
-                return types.MethodType(member, self)
+        member = None if hasattr(BaseModel, name) else inspect.getattr_static(cls, name, None)
+        if isinstance(member, property) and member.fget is not None:
+            return member.fget(self)  # computed from fields read through this recorder
+        if isinstance(member, types.FunctionType):
+            return types.MethodType(member, self)
         return getattr(value, name)
 
     def __eq__(self, other: object) -> bool:
