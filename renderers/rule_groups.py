@@ -297,7 +297,3 @@ def alert_names(groups: list[dict[str, Any]]) -> set[str]:
     """Every alert defined in `groups` (the tests require a promtool case for each)."""
     return {rule["alert"] for group in groups for rule in group["rules"] if "alert" in rule}
 
-
-def recorded_names(groups: list[dict[str, Any]]) -> set[str]:
-    """Every recording rule name in `groups` (dashboards may only read these)."""
-    return {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}
