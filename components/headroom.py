@@ -83,7 +83,7 @@ class Headroom(pulumi.ComponentResource):
         h = pool.headroom
         role = name if pool.first else f"{name}-{pool.pool}"
         labels = {**placeholder_labels(pool.name), **PLATFORM_LABELS}
-        spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, name=pool.name)
+        spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, pool.name)
         # The Output makes the Deployment wait for the class its pods' admission resolves.
         spec["template"]["spec"]["priorityClassName"] = self.priority_class.metadata.name
         deployment = self.deployments[pool.pool] = k8s.apps.v1.Deployment(

@@ -32,7 +32,6 @@ from stacknames import (
     HEADROOM_PRIORITY_CLASS,
     NAME_LABEL,
     PLACEHOLDER_LABELS,
-    PLACEHOLDER_NAME,
     PLATFORM_LABELS,
     WORKLOAD_PRIORITY,
 )
@@ -75,16 +74,14 @@ def max_replicas(h: HeadroomConfig, pod_gpus: int) -> int:
     return max([replicas(h, pod_gpus), *(s.min_replicas for s in h.schedules)])
 
 
-def placeholder_labels(name: str = PLACEHOLDER_NAME) -> dict[str, str]:
+def placeholder_labels(name: str) -> dict[str, str]:
     """The labels of one pool's placeholder pods (`name`: stacknames.placeholder_name): the component label marks
     every placeholder, the name label tells one pool's from another's."""
     return {**PLACEHOLDER_LABELS, NAME_LABEL: name}
 
 
-def placeholder_deployment_spec(
-    h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement, priority_class: str = HEADROOM_PRIORITY_CLASS,
-    name: str = PLACEHOLDER_NAME,
-) -> dict[str, Any]:
+def placeholder_deployment_spec(h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement,
+                                name: str) -> dict[str, Any]:
     """A Deployment of pause pods, each holding `pod_gpus` GPUs of the pool, Pod Security `restricted`."""
     gpus = str(pod_gpus)
     spec: dict[str, Any] = {
@@ -95,7 +92,7 @@ def placeholder_deployment_spec(
         "template": {
             "metadata": {"labels": {**placeholder_labels(name), **PLATFORM_LABELS}},
             "spec": {
-                "priorityClassName": priority_class,
+                "priorityClassName": HEADROOM_PRIORITY_CLASS,
                 # Preempted placeholders must free their GPUs at once, not after the default 30 s.
                 "terminationGracePeriodSeconds": 0,
                 "automountServiceAccountToken": False,
@@ -134,7 +131,7 @@ def placeholder_deployment_spec(
     return spec
 
 
-def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int, name: str = PLACEHOLDER_NAME) -> dict[str, Any]:
+def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int, name: str) -> dict[str, Any]:
     """KEDA scales the placeholders between the base headroom and each window's `minReplicas` (cron only).
 
     The fallback holds the busiest window's placeholders if the cron scaler ever errors: spare GPUs too many
