@@ -32,6 +32,7 @@ from stacknames import GPU_OPERATOR_NAMESPACE, KEDA_NAMESPACE
 cfg = stack_config(Path(__file__).parent)
 secrets = secret_config(secret_config_keys(cfg))
 pools = cfg.pools
+autoscaler = autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler)
 
 existing = cfg.cluster.existing
 gpu_cluster: GpuCluster | ExistingCluster
@@ -44,7 +45,7 @@ if existing is None:
             cluster=cfg.cluster,
             pools=pools,
             system_pool=cfg.system_pool,
-            autoscaler=autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler),
+            autoscaler=autoscaler,
             protect=cfg.protect,
         ),
     )
@@ -59,7 +60,7 @@ else:
             ),
             cluster_name=cfg.cluster.name,
             kubernetes_version=cfg.cluster.version,
-            autoscaler=autoscaler_config(pools, cfg.workloads, cfg.cluster.autoscaler),
+            autoscaler=autoscaler,
         ),
     )
 in_cluster = pulumi.ResourceOptions(
@@ -146,12 +147,7 @@ for w in cfg.workloads:
     )
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
-stack_outputs(
-    cfg,
-    cluster=gpu_cluster,
-    gpu_operator=gpu_operator,
-    keda=keda,
-    monitoring=monitoring,
-    namespaces=namespaces,
-    workload_priority=workload_priority,
-).export()
+outputs = stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda, monitoring=monitoring,
+                        namespaces=namespaces, workload_priority=workload_priority)
+for output, value in outputs.items():
+    pulumi.export(output, value)

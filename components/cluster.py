@@ -1,10 +1,6 @@
 """GpuCluster: the Gcore Managed Kubernetes cluster, its bare-metal GPU pools, and a provider for it.
 
-Replacement map (G-Core/terraform-provider-gcore v0.34.3: `ForceNew` in gcore/resource_gcore_k8sv2.go,
-pool handling in its `resourceK8sV2Update`; issue #67 / PR #70): name, keypair, network, subnet and cni are
-ForceNew and replace the WHOLE cluster; flavor and publicIpv4 recreate a GPU pool inside an update
-(and fail outright while it is the only pool); min/max nodes, labels and taints change in place. Pools are matched
-by name (PR #68), so a pool keeps its nodes as long as its name stays.
+Which input changes replace the cluster or recreate a pool is delivery/guard.py's (it stops such a pull request).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ class GpuOperatorArgs:
     version: str
     #: Each GPU pool's taints as its nodes register (one mapping per pool, start-up taint included): the operands
     #: must run on every GPU node, before the gate lets anything else on.
-    pool_taints: Mapping[str, str] | Sequence[Mapping[str, str]]
+    pool_taints: Sequence[Mapping[str, str]]
     namespace: str = GPU_OPERATOR_NAMESPACE
     #: `charts.mirror`: where the chart comes from instead of its repository.
     mirror: str | None = None

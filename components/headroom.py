@@ -11,11 +11,10 @@ import pulumi_kubernetes as k8s
 
 from components.kube import namespace
 from renderers.headroom_specs import (
-    headroom_priority_class_spec,
+    headroom_priority_class_args,
     placeholder_deployment_spec,
     placeholder_labels,
     placeholder_scaled_object_spec,
-    priority_class_args,
 )
 from renderers.placement import PoolPlacement
 from stackconfig import HeadroomConfig
@@ -65,7 +64,7 @@ class Headroom(pulumi.ComponentResource):
         self.priority_class = k8s.scheduling.v1.PriorityClass(
             f"{name}-priority",
             metadata={"name": HEADROOM_PRIORITY_CLASS, "labels": dict(PLATFORM_LABELS)},
-            **priority_class_args(headroom_priority_class_spec()),
+            **headroom_priority_class_args(),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.deployments, self.scaled_objects = {}, {}
@@ -84,7 +83,7 @@ class Headroom(pulumi.ComponentResource):
         h = pool.headroom
         role = name if pool.first else f"{name}-{pool.pool}"
         labels = {**placeholder_labels(pool.name), **PLATFORM_LABELS}
-        spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, name=pool.name)
+        spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, pool.name)
         # The Output makes the Deployment wait for the class its pods' admission resolves.
         spec["template"]["spec"]["priorityClassName"] = self.priority_class.metadata.name
         deployment = self.deployments[pool.pool] = k8s.apps.v1.Deployment(

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 
 from components.kube import namespace
 from renderers import workload_specs as specs
-from renderers.headroom_specs import priority_class_args, workload_priority_class_spec
+from renderers.headroom_specs import workload_priority_class_args
 from renderers.placement import PoolPlacement
 from stackconfig import WorkloadConfig
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
@@ -185,7 +185,7 @@ class WorkloadPriority(pulumi.ComponentResource):
         self.priority_class = k8s.scheduling.v1.PriorityClass(
             f"{name}-class",
             metadata={"name": WORKLOAD_PRIORITY_CLASS, "labels": dict(PLATFORM_LABELS)},
-            **priority_class_args(workload_priority_class_spec()),
+            **workload_priority_class_args(),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"name": self.priority_class.metadata.name})

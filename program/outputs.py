@@ -1,19 +1,17 @@
 """The stack outputs: the contract other stacks read through `pulumi.StackReference` (docs/outputs.md).
 
-`stack_outputs` builds them from the config and the components `__main__.py` wired; `StackOutputs.export` hands
-them to the engine under their contract names. The values that follow from config alone are plain functions
+`stack_outputs` builds them, under their contract names, from the config and the components `__main__.py` wired;
+`__main__.py` exports them. The values that follow from config alone are plain functions
 (`gpu_pool_output`, `gpu_pools_output`, `workload_outputs`, `headroom_output`), so the consumer example and the
 tests read the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-import pulumi
-
+from components.cluster import GpuCluster
+from components.existing_cluster import ExistingCluster
 from components.gpu_operator import GpuOperator
 from components.keda import Keda
 from components.monitoring import Monitoring
@@ -26,95 +24,43 @@ from stacknames import (
     HEADROOM_NAMESPACE,
     HEADROOM_PRIORITY,
     HEADROOM_PRIORITY_CLASS,
-    PLACEHOLDER_NAME,
     placeholder_name,
 )
-
-
-class ClusterHandle(Protocol):
-    """What the outputs read of the cluster: GpuCluster's, or ExistingCluster's (no id: not created here)."""
-
-    cluster_name: pulumi.Output[str]
-    cluster_id: pulumi.Output[Any]
-    kubeconfig: pulumi.Output[str]
-    kubernetes_version: pulumi.Output[str]
-
-
-@dataclass(frozen=True)
-class StackOutputs:
-    """Every output of the stack, under its Python name; `export` uses the contract's camelCase names."""
-
-    cluster_name: pulumi.Input[str]
-    cluster_id: pulumi.Input[str]
-    #: Secret: the provider does not mark it, GpuCluster does.
-    kubeconfig: pulumi.Input[str]
-    kubernetes_version: pulumi.Input[str]
-    #: The first GPU pool, as the one pool of stacks before there were several (consumers written for them).
-    gpu_pool: Mapping[str, Any]
-    #: Every GPU pool by name.
-    gpu_pools: Mapping[str, Any]
-    namespaces: Mapping[str, Any]
-    prometheus_url: pulumi.Input[str]
-    #: Secret (a generated password).
-    grafana_admin_password: pulumi.Input[str]
-    chart_versions: Mapping[str, str]
-    workloads: Mapping[str, Any]
-    priority_classes: Mapping[str, Any]
-    headroom: Mapping[str, Any] | None
-
-    def export(self) -> None:
-        for name, value in self.as_dict().items():
-            pulumi.export(name, value)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "clusterName": self.cluster_name,
-            "clusterId": self.cluster_id,
-            "kubeconfig": self.kubeconfig,
-            "kubernetesVersion": self.kubernetes_version,
-            "gpuPool": self.gpu_pool,
-            "gpuPools": self.gpu_pools,
-            "namespaces": self.namespaces,
-            "prometheusUrl": self.prometheus_url,
-            "grafanaAdminPassword": self.grafana_admin_password,
-            "chartVersions": self.chart_versions,
-            "workloads": self.workloads,
-            "priorityClasses": self.priority_classes,
-            "headroom": self.headroom,
-        }
 
 
 def stack_outputs(
     cfg: StackConfig,
     *,
-    cluster: ClusterHandle,
+    cluster: GpuCluster | ExistingCluster,
     gpu_operator: GpuOperator,
     keda: Keda,
     monitoring: Monitoring,
     namespaces: WorkloadNamespaces,
     workload_priority: WorkloadPriority,
-) -> StackOutputs:
-    first = cfg.pools[0]
-    return StackOutputs(
-        cluster_name=cluster.cluster_name,
-        cluster_id=cluster.cluster_id,
-        kubeconfig=cluster.kubeconfig,
-        kubernetes_version=cluster.kubernetes_version,
-        gpu_pool=gpu_pool_output(cfg),
-        gpu_pools=gpu_pools_output(cfg),
-        namespaces={
+) -> dict[str, Any]:
+    """Every output of the stack under its contract name."""
+    pools = gpu_pools_output(cfg)
+    return {
+        "clusterName": cluster.cluster_name,
+        "clusterId": cluster.cluster_id,  # None for an existing cluster: not created here
+        "kubeconfig": cluster.kubeconfig,  # secret: the provider does not mark it, the cluster components do
+        "kubernetesVersion": cluster.kubernetes_version,
+        # The first GPU pool, as the one pool of stacks before there were several (consumers written for them).
+        "gpuPool": gpu_pool_output(cfg),
+        "gpuPools": pools,
+        "namespaces": {
             "gpuOperator": gpu_operator.namespace,
             "keda": keda.namespace,
             "monitoring": monitoring.namespace,
             "workloads": sorted(namespaces.names),
         },
-        prometheus_url=monitoring.prometheus_url,
-        grafana_admin_password=monitoring.grafana_password,
-        chart_versions=cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
-        workloads=workload_outputs(cfg),
-        priority_classes={"workload": workload_priority.priority_class.metadata.name},
-        headroom=headroom_output(first.headroom, cfg.headroom_pod_gpus(first), first.price_per_gpu_hour),
-    )
+        "prometheusUrl": monitoring.prometheus_url,
+        "grafanaAdminPassword": monitoring.grafana_password,  # secret (a generated password)
+        "chartVersions": cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
+        "workloads": workload_outputs(cfg),
+        "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
+        "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
+    }
 
 
 def gpu_pool_output(cfg: StackConfig, pool: GpuPoolConfig | None = None) -> dict[str, Any]:
@@ -173,7 +119,7 @@ def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
 
 
 def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,
-                    deployment: str = PLACEHOLDER_NAME) -> dict[str, Any] | None:
+                    deployment: str) -> dict[str, Any] | None:
     """A pool's headroom (the `headroom` stack output is the first pool's): what is held, where, and what holding it
     costs per hour (an estimate at the pool's `pricePerGpuHour`). None without headroom."""
     if h is None:

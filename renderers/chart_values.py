@@ -45,12 +45,11 @@ def _merge(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict
     return base + [t for t in extra if t not in base]
 
 
-def gpu_operator_values(pool_taints: Mapping[str, str] | Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def gpu_operator_values(pool_taints: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """Chart values; the operands must tolerate every GPU pool's taints (one mapping per pool, in pool order), or
     no GPU is ever advertised on the pool they miss (a spot pool's spot taint, say)."""
-    pools = [pool_taints] if isinstance(pool_taints, Mapping) else list(pool_taints)
     pool_tolerations: list[dict[str, Any]] = []
-    for taints in pools:
+    for taints in pool_taints:
         pool_tolerations = _merge(pool_tolerations, tolerations_for(taints))
     return {
         "driver": {"enabled": False},

@@ -31,7 +31,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as dm
 
-from renderers import dcgm, promql, serving_profile, serving_rules, workload_specs
+from renderers import dcgm, promql, serving_profile, serving_rules
 from renderers import recording_rules as recorded
 from renderers import rule_groups as rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB
@@ -41,13 +41,11 @@ from renderers.dashboard_panels import hours as _hours
 from renderers.dashboard_panels import stat_panel as _stat
 from renderers.dashboard_panels import table_panel as _table
 from renderers.dashboard_panels import timeseries_panel as _timeseries
+from renderers.scaling_triggers import serving_query
+from renderers.serving_rules import series as _wl
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 
 __all__ = ["GRID_WIDTH", "dashboards"]
-
-
-def _wl(metric: str, w: WorkloadConfig) -> str:
-    return f'{metric}{{workload="{w.name}",namespace="{w.namespace}"}}'
 
 
 def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
@@ -71,23 +69,27 @@ def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
         (recorded.POOL_GPUS_ALLOCATED, "allocated"),
     ), 12, 8)
     _pending_and_utilisation(layout, recorded.NODE_GPU_UTIL)
+    _gpu_hours(layout, _hours(recorded.POOL_GPUS_ALLOCATED), _hours(recorded.POOL_GPUS_PROVISIONED), "", "the pool's",
+               "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your "
+               "price).", f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price")
+
+
+def _gpu_hours(layout: _Layout, allocated: str, provisioned: str, where: str, whose: str, cost_description: str,
+               cost: str) -> None:
+    """GPU-hours allocated and provisioned over the time range, the idle share, and their cost."""
     layout.add(_stat(
         "GPU-hours allocated",
-        "GPU-hours requested by Running pods over the dashboard's time range (sampled each minute).",
-        _hours(recorded.POOL_GPUS_ALLOCATED), "none"), 6, 4)
+        f"GPU-hours requested by Running pods{where} over the dashboard's time range (sampled each minute).",
+        allocated, "none"), 6, 4)
     layout.add(_stat(
         "GPU-hours provisioned",
-        "GPU-hours of the pool's nodes over the time range: what the bare-metal servers are billed for.",
-        _hours(recorded.POOL_GPUS_PROVISIONED), "none"), 6, 4)
+        f"GPU-hours of {whose} nodes over the time range: what the bare-metal servers are billed for.",
+        provisioned, "none"), 6, 4)
     layout.add(_stat(
         "Idle share of provisioned GPU-hours",
         "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({_hours(recorded.POOL_GPUS_ALLOCATED)}) / ({_hours(recorded.POOL_GPUS_PROVISIONED)})",
-        "percentunit"), 6, 4)
-    layout.add(_stat(
-        "Cost of provisioned GPU-hours",
-        "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your price).",
-        f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price", "currencyEUR", 0), 6, 4)
+        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
+    layout.add(_stat("Cost of provisioned GPU-hours", cost_description, cost, "currencyEUR", 0), 6, 4)
 
 
 def _pending_and_utilisation(layout: _Layout, node_util: str) -> None:
@@ -139,30 +141,16 @@ def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
         layout, f"{recorded.NODE_GPU_UTIL} and on (node) {_of_pools(recorded.POOL_NODE)}")
     allocated, provisioned = (_hours(f"sum({_of_pools(m)})")
                               for m in (recorded.POOL_GPUS_ALLOCATED, recorded.POOL_GPUS_PROVISIONED))
-    layout.add(_stat(
-        "GPU-hours allocated",
-        "GPU-hours requested by Running pods on the selected pools over the dashboard's time range (sampled each "
-        "minute).", allocated, "none"), 6, 4)
-    layout.add(_stat(
-        "GPU-hours provisioned",
-        "GPU-hours of the selected pools' nodes over the time range: what the bare-metal servers are billed for.",
-        provisioned, "none"), 6, 4)
-    layout.add(_stat(
-        "Idle share of provisioned GPU-hours",
-        "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
-    layout.add(_stat(
-        "Cost of provisioned GPU-hours",
-        "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand and "
-        "spot capacity are priced apart).",
-        f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})",
-        "currencyEUR", 0), 6, 4)
+    _gpu_hours(layout, allocated, provisioned, " on the selected pools", "the selected pools'",
+               "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand "
+               "and spot capacity are priced apart).",
+               f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})")
 
 
 def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
     threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     target = promql.format_number(w.gpu_target_utilization)
-    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
+    pods = promql.pods(w.name, w.namespace)
     layout.row(
         f"Workload {w.namespace}/{w.name}{f' on pool {pool!r}' if pool else ''}: {w.gpus_per_pod} GPU(s) per pod, "
         f"target {target} % "
@@ -209,9 +197,9 @@ def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = Non
 
 def _serving_panels(layout: _Layout, w: WorkloadConfig) -> None:
     """The workload's own serving triggers next to its GPU panels (issue 10): the HPA follows the largest."""
-    pods = f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
+    pods = promql.pods(w.name, w.namespace)
     for t in w.triggers:
-        query = workload_specs.serving_query(w, t)
+        query = serving_query(w, t)
         threshold = promql.format_number(t.threshold)
         layout.add(_timeseries(
             f"Trigger {t.name}: {t.metric} vs threshold × replicas",
@@ -386,17 +374,12 @@ def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     for w in cfg.workloads:
         pool = cfg.pool_of(w)
         _workload_section(layout, w, pool.name if several and pool is not None else None)
-    if several:
-        return _dashboard(
-            "gpu-platform-autoscaling", "GPU autoscaling",
-            "How the GPU workloads and the GPU pools scale: replicas against the metric, nodes against each pool's "
-            "limits, GPU-hours and their cost per pool.", layout, pools=[p.name for p in cfg.pools],
-        )
-    return _dashboard(
-        "gpu-platform-autoscaling", "GPU autoscaling",
-        "How the GPU workloads and the GPU pool scale: replicas against the metric, nodes against the pool's "
-        "limits, GPU-hours.", layout, price=cfg.pools[0].price_per_gpu_hour,
-    )
+    what = ("the GPU pools scale: replicas against the metric, nodes against each pool's limits, GPU-hours and their "
+            "cost per pool." if several else
+            "the GPU pool scale: replicas against the metric, nodes against the pool's limits, GPU-hours.")
+    return _dashboard("gpu-platform-autoscaling", "GPU autoscaling", f"How the GPU workloads and {what}", layout,
+                      price=None if several else cfg.pools[0].price_per_gpu_hour,
+                      pools=[p.name for p in cfg.pools] if several else None)
 
 
 def dashboards(cfg: StackConfig) -> dict[str, dict[str, Any]]:

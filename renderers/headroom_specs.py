@@ -20,11 +20,10 @@ Pure functions: components/headroom.py (Headroom) and components/workload.py (Wo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from renderers.placement import PoolPlacement, tolerations_for
-from renderers.workload_specs import schedule_triggers
+from renderers.scaling_triggers import schedule_triggers
 from stackconfig import HeadroomConfig
 from stackconfig.versions import PAUSE_IMAGE
 from stacknames import (
@@ -33,7 +32,6 @@ from stacknames import (
     HEADROOM_PRIORITY_CLASS,
     NAME_LABEL,
     PLACEHOLDER_LABELS,
-    PLACEHOLDER_NAME,
     PLATFORM_LABELS,
     WORKLOAD_PRIORITY,
 )
@@ -42,33 +40,28 @@ from stacknames import (
 PAUSE_UID = 65535
 
 
-def workload_priority_class_spec() -> dict[str, Any]:
+def workload_priority_class_args() -> dict[str, Any]:
     """The workloads' class: 0 (the value pods without a class get), preempting lower pods when needed."""
     return {
         "value": WORKLOAD_PRIORITY,
-        "globalDefault": False,
-        "preemptionPolicy": "PreemptLowerPriority",
+        "global_default": False,
+        "preemption_policy": "PreemptLowerPriority",
         "description": "GPU workloads of the platform: preempt the GPU headroom placeholders when they need GPUs.",
     }
 
 
-def headroom_priority_class_spec() -> dict[str, Any]:
+def headroom_priority_class_args() -> dict[str, Any]:
     """The placeholders' class: -10, at the autoscaler's expendable cutoff (not expendable), below workloads.
 
     `preemptionPolicy: Never`: a placeholder waits for a node instead of evicting anything.
     """
     return {
         "value": HEADROOM_PRIORITY,
-        "globalDefault": False,
-        "preemptionPolicy": "Never",
+        "global_default": False,
+        "preemption_policy": "Never",
         "description": "GPU headroom placeholders: preempted by any workload; Pending ones make the cluster "
         "autoscaler add a GPU node.",
     }
-
-
-def priority_class_args(fields: dict[str, Any]) -> dict[str, Any]:
-    """PriorityClass fields as the SDK's keyword arguments (`globalDefault` -> `global_default`)."""
-    return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in fields.items()}
 
 
 def replicas(h: HeadroomConfig, pod_gpus: int) -> int:
@@ -81,16 +74,14 @@ def max_replicas(h: HeadroomConfig, pod_gpus: int) -> int:
     return max([replicas(h, pod_gpus), *(s.min_replicas for s in h.schedules)])
 
 
-def placeholder_labels(name: str = PLACEHOLDER_NAME) -> dict[str, str]:
+def placeholder_labels(name: str) -> dict[str, str]:
     """The labels of one pool's placeholder pods (`name`: stacknames.placeholder_name): the component label marks
     every placeholder, the name label tells one pool's from another's."""
     return {**PLACEHOLDER_LABELS, NAME_LABEL: name}
 
 
-def placeholder_deployment_spec(
-    h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement, priority_class: str = HEADROOM_PRIORITY_CLASS,
-    name: str = PLACEHOLDER_NAME,
-) -> dict[str, Any]:
+def placeholder_deployment_spec(h: HeadroomConfig, pod_gpus: int, placement: PoolPlacement,
+                                name: str) -> dict[str, Any]:
     """A Deployment of pause pods, each holding `pod_gpus` GPUs of the pool, Pod Security `restricted`."""
     gpus = str(pod_gpus)
     spec: dict[str, Any] = {
@@ -101,7 +92,7 @@ def placeholder_deployment_spec(
         "template": {
             "metadata": {"labels": {**placeholder_labels(name), **PLATFORM_LABELS}},
             "spec": {
-                "priorityClassName": priority_class,
+                "priorityClassName": HEADROOM_PRIORITY_CLASS,
                 # Preempted placeholders must free their GPUs at once, not after the default 30 s.
                 "terminationGracePeriodSeconds": 0,
                 "automountServiceAccountToken": False,
@@ -140,7 +131,7 @@ def placeholder_deployment_spec(
     return spec
 
 
-def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int, name: str = PLACEHOLDER_NAME) -> dict[str, Any]:
+def placeholder_scaled_object_spec(h: HeadroomConfig, pod_gpus: int, name: str) -> dict[str, Any]:
     """KEDA scales the placeholders between the base headroom and each window's `minReplicas` (cron only).
 
     The fallback holds the busiest window's placeholders if the cron scaler ever errors: spare GPUs too many

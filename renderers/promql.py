@@ -39,6 +39,11 @@ def pod_name_regex(deployment: str) -> str:
     return f"{deployment}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"
 
 
+def pods(deployment: str, namespace: str) -> str:
+    """The matchers of exactly the Deployment's pods in its namespace (the series carry the pod's own labels)."""
+    return f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
+
+
 def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QUERY_WINDOW) -> str:
     """Sum of the average utilisation of every GPU held by the Deployment's pods in its namespace.
 
@@ -48,10 +53,9 @@ def gpu_utilization_query(deployment: str, namespace: str, window: str = dcgm.QU
     - `sum` returns one element, as KEDA requires, and an *empty* result when no GPU reports, which
       with `ignoreNullValues: "false"` is an error that triggers the fallback instead of reading as 0.
     """
-    selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
     return (
         f"sum(max by ({dcgm.GPU_ID_LABEL}) "
-        f"(clamp(avg_over_time({dcgm.GPU_UTIL_METRIC}{{{selector}}}[{window}]), 0, 100)))"
+        f"(clamp(avg_over_time({dcgm.GPU_UTIL_METRIC}{{{pods(deployment, namespace)}}}[{window}]), 0, 100)))"
     )
 
 
@@ -86,17 +90,3 @@ def format_number(value: float) -> str:
         raise ValueError(f"{value} is not a finite number")
     text = format(Decimal(repr(float(value))), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-# --- serving (issue 10): triggers on the workload's own series --------------------------------------
-
-
-def serving_metric_query(deployment: str, namespace: str, metric: str, window: str = "1m") -> str:
-    """Sum over exactly the Deployment's pods of one of their own series (e.g. vllm:num_requests_waiting).
-
-    The PodMonitor's targets carry the pod's `namespace` and `pod` labels (prometheus-operator's PodMonitor
-    relabelling), so the selector is the GPU query's; `sum` returns one element or, when no pod reports,
-    an empty result that `ignoreNullValues: "false"` turns into an error and the fallback.
-    """
-    selector = f'namespace="{namespace}",pod=~"{pod_name_regex(deployment)}"'
-    return f"sum(avg_over_time({metric}{{{selector}}}[{window}]))"

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from renderers import dcgm, promql, serving_rules, workload_specs
+from renderers import dcgm, promql, serving_rules
 from renderers.chart_values import KSM_GPU_RESOURCE, KSM_JOB, ksm_label_name, pool_node_labels
-from renderers.scaling_triggers import scaling_triggers
+from renderers.scaling_triggers import gpu_query, scaling_triggers
+from renderers.serving_rules import series as _wl
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import HEADROOM_NAMESPACE, placeholder_name
 
@@ -118,10 +119,6 @@ def _workload_labels(cfg: StackConfig, w: WorkloadConfig) -> dict[str, str]:
     return {"workload": w.name, "namespace": w.namespace, **(pool_labels(cfg, pool) if pool is not None else {})}
 
 
-def _wl(metric: str, w: WorkloadConfig) -> str:
-    return f'{metric}{{workload="{w.name}",namespace="{w.namespace}"}}'
-
-
 # --- recording rules -----------------------------------------------------------------------------
 
 
@@ -208,11 +205,11 @@ def _hpa_metric(metric: str, w: WorkloadConfig) -> str:
 
 def _workload_rules(cfg: StackConfig, w: WorkloadConfig) -> list[dict[str, Any]]:
     labels = _workload_labels(cfg, w)
-    selector = sel(namespace=w.namespace) + f',pod=~"{promql.pod_name_regex(w.name)}"'
+    selector = promql.pods(w.name, w.namespace)
     available = ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name)
     return [
         # Exactly the value KEDA reads (the ScaledObject's query), so dashboards show what KEDA sees.
-        _record(WL_UTIL_SUM, workload_specs.gpu_query(w), labels),
+        _record(WL_UTIL_SUM, gpu_query(w), labels),
         _record(
             WL_GPUS_REPORTING,
             f"count(max by ({dcgm.GPU_ID_LABEL}) ({dcgm.GPU_UTIL_METRIC}{{{selector}}}))",
@@ -263,7 +260,7 @@ def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     for pool in cfg.pools:
         if pool.headroom is not None:
             name = placeholder_name(pool.name, cfg.first_pool(pool))
-            pods = f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}",pod=~"{promql.pod_name_regex(name)}"}}'
+            pods = f"{POD_GPU_REQUESTS}{{{promql.pods(name, HEADROOM_NAMESPACE)}}}"
             out += _placeholder_rules(cfg, pool, pods)
     return out
 

@@ -88,16 +88,15 @@ XID_CRITICAL_CODES: tuple[int, ...] = (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 1
 HEADROOM_NOT_RESTORED_FOR = "15m"
 
 
-def _alert(
-    name: str, expr: str, for_: str, severity: str, summary: str, description: str,
-    labels: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+def _alert(name: str, expr: str, for_: str, severity: str, summary: str, values: Mapping[str, object],
+           labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An alert whose description is its runbook (`runbooks/<name>.txt`) with `values` in."""
     return {
         "alert": name,
         "expr": expr,
         "for": for_,
         "labels": {"severity": severity, **(labels or {})},
-        "annotations": {"summary": summary, "description": " ".join(description.split())},
+        "annotations": {"summary": summary, "description": " ".join(runbook(name, values).split())},
     }
 
 
@@ -116,14 +115,9 @@ def _headroom_alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespa
         out.append(_alert(
             "GpuHeadroomNotRestored",
             f"({pool_series(HEADROOM_GPUS_PENDING, cfg, pool)} > 0) and on () "
-            f"({pool_series(POOL_NODES, cfg, pool)} >= {pool.max_nodes})",
-            HEADROOM_NOT_RESTORED_FOR,
-            "warning",
+            f"({pool_series(POOL_NODES, cfg, pool)} >= {pool.max_nodes})", HEADROOM_NOT_RESTORED_FOR, "warning",
             f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool{_named(cfg, pool)} is at maxNodes "
-            f"({pool.max_nodes})",
-            runbook("GpuHeadroomNotRestored", values),
-            pool_labels(cfg, pool),
-        ))
+            f"({pool.max_nodes})", values, pool_labels(cfg, pool)))
     return out
 
 
@@ -204,8 +198,7 @@ def _pending(cfg: StackConfig, pool: GpuPoolConfig) -> str | None:
         return others
 
     def pods(workloads: list[WorkloadConfig]) -> str:
-        return " or ".join(f'{POD_GPU_PENDING}{{namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"}}'
-                           for w in workloads)
+        return " or ".join(f"{POD_GPU_PENDING}{{{promql.pods(w.name, w.namespace)}}}" for w in workloads)
 
     elsewhere = [w for p in cfg.pools if p != pool for w in cfg.workloads_on(p)]
     if cfg.first_pool(pool):
@@ -220,63 +213,32 @@ def _pool_alerts(cfg: StackConfig, pool: GpuPoolConfig, values: Mapping[str, obj
     node_ready, nodes = pool_series(POOL_NODE_READY, cfg, pool), pool_series(POOL_NODES, cfg, pool)
     on_pool = f"{{{sel(**labels)}}}" if labels else ""
     named = _named(cfg, pool)
-    out = [
-        _alert(
-            "GpuNodeGpusNotAllocatable",
-            f"{node_ready} unless on (node) "
-            f"({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} > 0)",
-            ALLOCATABLE_GRACE,
-            "warning",
-            f"GPU node {{{{ $labels.node }}}}{' of pool' + named if named else ''} is Ready but offers no "
-            "allocatable nvidia.com/gpu",
-            runbook("GpuNodeGpusNotAllocatable", values),
-            labels,
-        ),
-    ]
+    of_pool = f" of pool{named}" if named else ""
+    out = [_alert(
+        "GpuNodeGpusNotAllocatable",
+        f"{node_ready} unless on (node) ({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} > 0)",
+        ALLOCATABLE_GRACE, "warning",
+        f"GPU node {{{{ $labels.node }}}}{of_pool} is Ready but offers no allocatable nvidia.com/gpu", values, labels)]
     pending = _pending(cfg, pool)
     if pending is not None:
         out.append(_alert(
-            "GpuPodPendingTooLong",
-            pending,
-            f"{pool.provision_minutes}m",
-            "warning",
+            "GpuPodPendingTooLong", pending, f"{pool.provision_minutes}m", "warning",
             "GPU pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending longer than a GPU node"
-            f"{' of pool' + named if named else ''} takes to provision",
-            runbook("GpuPodPendingTooLong", values),
-            labels,
-        ))
-    out += [
-        _alert(
-            "GpuPoolAtMaxNodes",
-            f"({WL_DESIRED}{on_pool} > {WL_AVAILABLE}{on_pool}) and on () ({nodes} >= {pool.max_nodes})",
-            POOL_EXHAUSTED_FOR,
-            "critical",
-            f"GPU pool{named} is at maxNodes ({pool.max_nodes}) and workload {{{{ $labels.namespace }}}}/"
-            "{{ $labels.workload }} wants more replicas than are available",
-            runbook("GpuPoolAtMaxNodes", values),
-            labels,
-        ),
-        _alert(
-            "GpuWorkloadAtMaxReplicas",
-            f"{WL_WANTED}{on_pool} > {WL_MAX}{on_pool}",
-            AT_MAX_REPLICAS_FOR,
-            "warning",
-            "Workload {{ $labels.namespace }}/{{ $labels.workload }} wants {{ $value }} replicas, more than "
-            "its maxReplicas",
-            runbook("GpuWorkloadAtMaxReplicas", values),
-            labels,
-        ),
-        _alert(
-            "DcgmExporterMissing",
-            f"{node_ready} unless on (node) {NODE_GPUS_REPORTING}",
-            DCGM_MISSING_FOR,
-            "critical",
-            "No DCGM GPU metrics from Ready GPU node {{ $labels.node }}",
-            runbook("DcgmExporterMissing", values),
-            labels,
-        ),
-    ]
-    return out
+            f"{of_pool} takes to provision", values, labels))
+    return [*out, _alert(
+        "GpuPoolAtMaxNodes",
+        f"({WL_DESIRED}{on_pool} > {WL_AVAILABLE}{on_pool}) and on () ({nodes} >= {pool.max_nodes})",
+        POOL_EXHAUSTED_FOR, "critical",
+        f"GPU pool{named} is at maxNodes ({pool.max_nodes}) and workload {{{{ $labels.namespace }}}}/"
+        "{{ $labels.workload }} wants more replicas than are available", values, labels,
+    ), _alert(
+        "GpuWorkloadAtMaxReplicas", f"{WL_WANTED}{on_pool} > {WL_MAX}{on_pool}", AT_MAX_REPLICAS_FOR, "warning",
+        "Workload {{ $labels.namespace }}/{{ $labels.workload }} wants {{ $value }} replicas, more than its "
+        "maxReplicas", values, labels,
+    ), _alert(
+        "DcgmExporterMissing", f"{node_ready} unless on (node) {NODE_GPUS_REPORTING}", DCGM_MISSING_FOR, "critical",
+        "No DCGM GPU metrics from Ready GPU node {{ $labels.node }}", values, labels,
+    )]
 
 
 def _hardware_xid(series: str) -> str:
@@ -287,71 +249,31 @@ def _hardware_xid(series: str) -> str:
 def _alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) -> list[dict[str, Any]]:
     values = runbook_values(cfg, gpu_operator_namespace, keda_namespace)
     new_xid = f"{GPU_XID_NEW} unless ({_hardware_xid(GPU_XID_NEW)})"
-    gpu_ref = GPU_REF
     pools = [alert for pool in cfg.pools
              for alert in _pool_alerts(cfg, pool, runbook_values(cfg, gpu_operator_namespace, keda_namespace, pool))]
     return [
         *pools,
-        _alert(
-            "GpuWorkloadMetricsMissing",
-            f"{WL_AVAILABLE} > 0 unless on (namespace, workload) {WL_GPUS_REPORTING}",
-            WORKLOAD_METRICS_MISSING_FOR,
-            "critical",
-            "KEDA's GPU query for {{ $labels.namespace }}/{{ $labels.workload }} returns nothing while its "
-            "pods run",
-            runbook("GpuWorkloadMetricsMissing", values),
-        ),
-        _alert(
-            "KedaScalerErrors",
-            "sum by (namespace, scaledObject) (rate(keda_scaler_detail_errors_total[5m])) > 0"
-            " or sum by (namespace, scaledObject) (rate(keda_scaled_object_errors_total[5m])) > 0",
-            KEDA_ERRORS_FOR,
-            "warning",
-            "KEDA scaler of ScaledObject {{ $labels.namespace }}/{{ $labels.scaledObject }} is failing",
-            runbook("KedaScalerErrors", values),
-        ),
-        _alert(
-            "KedaMetricsAbsent",
-            f'absent(up{{{sel(job=KEDA_OPERATOR, namespace=keda_namespace)}}} == 1)',
-            KEDA_METRICS_ABSENT_FOR,
-            "warning",
-            "Prometheus is not scraping the KEDA operator, so KEDA scaler errors cannot alert",
-            runbook("KedaMetricsAbsent", values),
-        ),
+        _alert("GpuWorkloadMetricsMissing", f"{WL_AVAILABLE} > 0 unless on (namespace, workload) {WL_GPUS_REPORTING}",
+               WORKLOAD_METRICS_MISSING_FOR, "critical", "KEDA's GPU query for {{ $labels.namespace }}/"
+               "{{ $labels.workload }} returns nothing while its pods run", values),
+        _alert("KedaScalerErrors",
+               "sum by (namespace, scaledObject) (rate(keda_scaler_detail_errors_total[5m])) > 0"
+               " or sum by (namespace, scaledObject) (rate(keda_scaled_object_errors_total[5m])) > 0",
+               KEDA_ERRORS_FOR, "warning",
+               "KEDA scaler of ScaledObject {{ $labels.namespace }}/{{ $labels.scaledObject }} is failing", values),
+        _alert("KedaMetricsAbsent", f'absent(up{{{sel(job=KEDA_OPERATOR, namespace=keda_namespace)}}} == 1)',
+               KEDA_METRICS_ABSENT_FOR, "warning",
+               "Prometheus is not scraping the KEDA operator, so KEDA scaler errors cannot alert", values),
         # While the gauge holds a hardware code: until the GPU is reset or the node replaced (its runbook says so).
-        _alert(
-            "GpuXidErrorCritical",
-            _hardware_xid(GPU_XID_LAST),
-            "0m",
-            "critical",
-            f"{gpu_ref} holds hardware XID {{{{ $value }}}}: firing until the GPU is reset or the node replaced",
-            runbook("GpuXidErrorCritical", values),
-        ),
+        _alert("GpuXidErrorCritical", _hardware_xid(GPU_XID_LAST), "0m", "critical",
+               f"{GPU_REF} holds hardware XID {{{{ $value }}}}: firing until the GPU is reset or the node replaced",
+               values),
         # Once per new code, for XID_WINDOW: the gauge keeps the code, the alert does not.
-        _alert(
-            "GpuXidError",
-            new_xid,
-            "0m",
-            "warning",
-            f"{gpu_ref} reported a new XID {{{{ $value }}}}",
-            runbook("GpuXidError", values),
-        ),
-        _alert(
-            "GpuTemperatureHigh",
-            f"{GPU_TEMP} > {GPU_TEMP_WARNING_C}",
-            GPU_TEMP_WARNING_FOR,
-            "warning",
-            f"{gpu_ref} runs at {{{{ $value }}}} °C",
-            runbook("GpuTemperatureHigh", values),
-        ),
-        _alert(
-            "GpuTemperatureCritical",
-            f"{GPU_TEMP} > {GPU_TEMP_CRITICAL_C}",
-            GPU_TEMP_CRITICAL_FOR,
-            "critical",
-            f"{gpu_ref} is at {{{{ $value }}}} °C, throttling or about to shut down",
-            runbook("GpuTemperatureCritical", values),
-        ),
+        _alert("GpuXidError", new_xid, "0m", "warning", f"{GPU_REF} reported a new XID {{{{ $value }}}}", values),
+        _alert("GpuTemperatureHigh", f"{GPU_TEMP} > {GPU_TEMP_WARNING_C}", GPU_TEMP_WARNING_FOR, "warning",
+               f"{GPU_REF} runs at {{{{ $value }}}} °C", values),
+        _alert("GpuTemperatureCritical", f"{GPU_TEMP} > {GPU_TEMP_CRITICAL_C}", GPU_TEMP_CRITICAL_FOR, "critical",
+               f"{GPU_REF} is at {{{{ $value }}}} °C, throttling or about to shut down", values),
     ]
 
 
@@ -375,7 +297,3 @@ def alert_names(groups: list[dict[str, Any]]) -> set[str]:
     """Every alert defined in `groups` (the tests require a promtool case for each)."""
     return {rule["alert"] for group in groups for rule in group["rules"] if "alert" in rule}
 
-
-def recorded_names(groups: list[dict[str, Any]]) -> set[str]:
-    """Every recording rule name in `groups` (dashboards may only read these)."""
-    return {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}

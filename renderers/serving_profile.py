@@ -23,14 +23,11 @@ and race to maxReplicas every sync. The ask per sync is at most `CLAMP` × the r
 Each has `activationThreshold: 0`: with `minReplicas: 0` any traffic keeps the workload awake, and none lets
 KEDA take it to zero after `cooldownPeriod` (waking it needs a `wakeTrigger`: an engine with no pod exports
 nothing). GPU utilisation stays in the ScaledObject as a guardrail at 100 % per GPU
-(WorkloadConfig.gpu_target_utilization). Pure functions: renderers/workload_specs.py adds the triggers,
+(WorkloadConfig.gpu_target_utilization). Pure functions: renderers/scaling_triggers.py renders the triggers,
 capacity/ simulates the same arithmetic, tests/test_serving_profile_metrics.py runs the same strings on Prometheus.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from renderers import promql
 from stackconfig.engines import ENGINES, EngineMetrics
@@ -56,10 +53,6 @@ def engine(s: ServingConfig) -> EngineMetrics:
     return ENGINES[s.engine]
 
 
-def selector(w: WorkloadConfig) -> str:
-    return f'namespace="{w.namespace}",pod=~"{promql.pod_name_regex(w.name)}"'
-
-
 def p90_ratio(histogram: str, objective_seconds: float, selector: str) -> str:
     """P90 of a latency histogram over its objective; 0 when no request finished in the window (NaN from
     histogram_quantile), empty when the histogram is not scraped at all."""
@@ -73,7 +66,7 @@ def latency_ratio_query(w: WorkloadConfig) -> str:
     """`s`: the larger of P90 TTFT / objective and P90 TPOT / objective, clamped at CLAMP, smoothed."""
     s = w.serving
     assert s is not None and s.latency_objective is not None
-    e, o, sel = engine(s), s.latency_objective, selector(w)
+    e, o, sel = engine(s), s.latency_objective, promql.pods(w.name, w.namespace)
     parts = []
     for label, histogram, objective in (("ttft", e.ttft_histogram, o.ttft_p90), ("tpot", e.tpot_histogram, o.tpot_p90)):
         if objective is not None:
@@ -92,60 +85,19 @@ def banded(ratio: str, scale_up: float, scale_down: float) -> str:
     return f"clamp_min(({ratio}) / {up}, 1) * clamp_max(({ratio}) / {down}, 1)"
 
 
-def latency_query(w: WorkloadConfig) -> str:
-    s = w.serving
-    assert s is not None
-    return banded(latency_ratio_query(w), s.band.scale_up, s.band.scale_down)
-
-
-def queue_query(w: WorkloadConfig) -> str:
-    """Waiting requests per pod that reports them, over the saturation level, clamped."""
-    s = w.serving
-    assert s is not None
-    series = f"avg_over_time({engine(s).queue_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
-    per_pod = f"sum({series}) / count({series})"
-    return (f"clamp_max(({per_pod}) / {promql.format_number(s.queue_per_replica)}, "
-            f"{promql.format_number(CLAMP)})")
-
-
-def kv_cache_query(w: WorkloadConfig) -> str:
-    """KV-cache usage (0-1) averaged over the pods that report it, over the saturation level."""
-    s = w.serving
-    assert s is not None
-    series = f"avg_over_time({engine(s).kv_cache_gauge}{{{selector(w)}}}[{RATE_WINDOW}])"
-    return f"avg({series}) / {promql.format_number(s.kv_cache_usage)}"
-
-
 def profile_queries(w: WorkloadConfig) -> list[tuple[str, str]]:
-    """(trigger name, query) of the profile's triggers, in the ScaledObject's order."""
+    """(trigger name, query) of the profile's triggers, in the ScaledObject's order: the banded latency ratio, the
+    waiting requests per pod that reports them and the KV-cache usage (0-1) averaged over the pods that report it,
+    each over its saturation level."""
     s = w.serving
     if s is None:
         return []
-    out = []
-    if s.latency_objective is not None:
-        out.append((LATENCY_TRIGGER, latency_query(w)))
-    out += [(QUEUE_TRIGGER, queue_query(w)), (KV_TRIGGER, kv_cache_query(w))]
-    return out
-
-
-def profile_triggers(w: WorkloadConfig, prometheus_url: str,
-                     scale_to_zero: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
-    """The profile's KEDA triggers. `scale_to_zero(query)` wraps a query for a workload at minReplicas 0 (its pods
-    gone, the engine's series are too: 0, not an error; renderers/promql.py `zero_without_available_pods`)."""
-    wrap = scale_to_zero or (lambda q: q)
-    return [
-        {
-            "type": "prometheus",
-            "name": name,
-            "metricType": "Value",
-            "metadata": {
-                "serverAddress": prometheus_url,
-                "query": wrap(query),
-                "threshold": promql.format_number(TARGET),
-                "activationThreshold": "0",
-                "ignoreNullValues": "false",
-                "unsafeSsl": "false",
-            },
-        }
-        for name, query in profile_queries(w)
-    ]
+    pods, clamp = promql.pods(w.name, w.namespace), promql.format_number(CLAMP)
+    waiting = f"avg_over_time({engine(s).queue_gauge}{{{pods}}}[{RATE_WINDOW}])"
+    kv_cache = f"avg_over_time({engine(s).kv_cache_gauge}{{{pods}}}[{RATE_WINDOW}])"
+    latency = ([(LATENCY_TRIGGER, banded(latency_ratio_query(w), s.band.scale_up, s.band.scale_down))]
+               if s.latency_objective is not None else [])
+    return [*latency,
+            (QUEUE_TRIGGER, f"clamp_max((sum({waiting}) / count({waiting})) / "
+                            f"{promql.format_number(s.queue_per_replica)}, {clamp})"),
+            (KV_TRIGGER, f"avg({kv_cache}) / {promql.format_number(s.kv_cache_usage)}")]

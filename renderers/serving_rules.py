@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from renderers import serving_profile, workload_specs
+from renderers import promql, serving_profile
+from renderers.scaling_triggers import scaling_triggers
 from stackconfig import StackConfig, WorkloadConfig
 from stackconfig.serving import seconds
+from stacknames import SERVING_TRIGGER_NAMES
 
 WL_TTFT_P90 = "workload:ttft_p90:seconds"
 WL_TPOT_P90 = "workload:tpot_p90:seconds"
@@ -36,6 +38,7 @@ def labels(w: WorkloadConfig, **extra: str) -> dict[str, str]:
 
 
 def series(metric: str, w: WorkloadConfig, **extra: str) -> str:
+    """A series recorded per workload (the recording rules' `workload` and `namespace` labels), of `w`."""
     matchers = ",".join(f'{k}="{v}"' for k, v in labels(w, **extra).items())
     return f"{metric}{{{matchers}}}"
 
@@ -50,7 +53,7 @@ def serving_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     if s is None:
         return []
     e = serving_profile.engine(s)
-    sel = serving_profile.selector(w)
+    sel = promql.pods(w.name, w.namespace)
     window = f"[{serving_profile.RATE_WINDOW}]"
     out = [
         _record(name, f"histogram_quantile({serving_profile.QUANTILE}, sum by (le) "
@@ -62,8 +65,9 @@ def serving_rules(w: WorkloadConfig) -> list[dict[str, Any]]:
     waiting = f"avg_over_time({e.queue_gauge}{{{sel}}}{window})"
     out.append(_record(WL_WAITING_PER_POD, f"sum({waiting}) / count({waiting})", labels(w)))
     out.append(_record(WL_KV_CACHE, f"avg(avg_over_time({e.kv_cache_gauge}{{{sel}}}{window}))", labels(w)))
-    for trigger in serving_profile.profile_triggers(w, "", workload_specs.scale_to_zero(w)):
-        out.append(_record(WL_TRIGGER_VALUE, trigger["metadata"]["query"], labels(w, trigger=trigger["name"])))
+    for t in scaling_triggers(w):
+        if t["name"] in SERVING_TRIGGER_NAMES:
+            out.append(_record(WL_TRIGGER_VALUE, t["query"], labels(w, trigger=t["name"])))
     return out
 
 

@@ -3,10 +3,9 @@ PodMonitor and PodDisruptionBudget, rendered from the workload's config.
 
 The Deployment never sets `spec.replicas`: KEDA's HPA owns the scale, and a value here would reset it on every
 `pulumi up` (Kubernetes docs, "Horizontal Pod Autoscaling", "Migrating Deployments and StatefulSets to horizontal
-autoscaling"). The ScaledObject's trigger is the query of renderers/promql.py; a broken scrape is an error with a
-fallback, never zero load (kedacore/keda pkg/scalers/prometheus_scaler.go, `ignoreNullValues`; kedacore/keda-docs
-content/docs/2.20/reference/scaledobject-spec.md, `fallback`). Pure functions: components/workload.py creates the
-resources, capacity/config.py reads the same ScaledObject for the what-if.
+autoscaling"). The ScaledObject's triggers are renderers/scaling_triggers.py's; missing data holds the replicas
+(kedacore/keda-docs content/docs/2.20/reference/scaledobject-spec.md, `fallback`). Pure functions:
+components/workload.py creates the resources, capacity/config.py reads the same ScaledObject for the what-if.
 """
 
 from __future__ import annotations
@@ -14,14 +13,14 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from renderers import promql, serving_profile
+from renderers import promql
 from renderers.placement import PoolPlacement
-from stackconfig import ModelCacheConfig, ProbesConfig, ScheduleConfig, WorkloadConfig
+from renderers.scaling_triggers import triggers
+from stackconfig import ModelCacheConfig, ProbesConfig, WorkloadConfig
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
-from stackconfig.workloads import ServingTriggerConfig
 from stacknames import GPU_RESOURCE, NAME_LABEL, PLATFORM_LABELS
 
 
@@ -75,99 +74,7 @@ def progress_deadline_seconds(w: WorkloadConfig, provision_minutes: int) -> int:
     return (provision_minutes + pod_start_minutes(w)) * 60
 
 
-#: With `minReplicas: 0`, GPUs at or below this utilisation (% per GPU, over one pod's GPUs) count as idle: the GPU
-#: trigger is active only above it, so an idle pod's stray reading of 1 or 2 % does not keep the workload from ever
-#: reaching zero (a Prometheus trigger is active iff its value > activationThreshold, default 0: kedacore/keda
-#: v2.20.2 pkg/scalers/prometheus_scaler.go `GetMetricsAndActivity`). Busy GPUs stay active: scale-in to zero never
-#: stops a pod that is still working, whatever the wake trigger says.
-IDLE_GPU_UTILIZATION = 5
-
-
-def gpu_query(w: WorkloadConfig) -> str:
-    """The GPU trigger's query, as KEDA, the recording rules, the dashboards and the stack outputs show it: for a
-    workload that scales to zero, 0 instead of an empty result while it has no pod
-    (promql.zero_without_available_pods)."""
-    query = promql.gpu_utilization_query(w.name, w.namespace)
-    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
-
-
-def serving_query(w: WorkloadConfig, t: ServingTriggerConfig) -> str:
-    """A serving trigger's query over the workload's pods; 0 while a scale-to-zero workload has no pod."""
-    query = promql.serving_metric_query(w.name, w.namespace, t.metric, t.window)
-    return promql.zero_without_available_pods(query, w.name, w.namespace) if w.min_replicas == 0 else query
-
-
-def scale_to_zero(w: WorkloadConfig) -> Callable[[str], str] | None:
-    """For a workload at minReplicas 0: a query over its pods reads 0 while it has none (not an error)."""
-    if w.min_replicas != 0:
-        return None
-    return lambda query: promql.zero_without_available_pods(query, w.name, w.namespace)
-
-
-def trigger_metadata(w: WorkloadConfig, prometheus_url: str) -> dict[str, str]:
-    metadata = {
-        "serverAddress": prometheus_url,
-        "query": gpu_query(w),
-        "threshold": promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod)),
-        "ignoreNullValues": "false",
-        "unsafeSsl": "false",
-    }
-    if w.min_replicas == 0:
-        metadata["activationThreshold"] = promql.format_number(
-            promql.threshold_value(IDLE_GPU_UTILIZATION, w.gpus_per_pod)
-        )
-    return metadata
-
-
-def schedule_triggers(schedules: Sequence[ScheduleConfig]) -> list[dict[str, Any]]:
-    """One KEDA `cron` trigger per window: from `start` to `end` (in `timezone`) the scaler reports
-    `desiredReplicas`, and the HPA, taking the largest of its metrics, keeps at least that many replicas.
-    Outside the window the trigger is inactive and the other triggers decide (keda.sh/docs/2.20/scalers/cron).
-    """
-    return [
-        {
-            "type": "cron",
-            "name": f"schedule-{i}",
-            "metadata": {
-                "timezone": sch.timezone,
-                "start": sch.start,
-                "end": sch.end,
-                "desiredReplicas": str(sch.min_replicas),
-            },
-        }
-        for i, sch in enumerate(schedules)
-    ]
-
-
 def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]:
-    triggers: list[dict[str, Any]] = [
-        {
-            "type": "prometheus",
-            "name": "gpu-utilization",
-            "metricType": "AverageValue",
-            "metadata": trigger_metadata(w, prometheus_url),
-        }
-    ]
-    if w.wake_trigger is not None:
-        triggers.append(
-            {
-                "type": "prometheus",
-                "name": "demand",
-                "metricType": "AverageValue",
-                "metadata": {
-                    "serverAddress": prometheus_url,
-                    "query": w.wake_trigger.query,
-                    "threshold": promql.format_number(w.wake_trigger.threshold),
-                    "activationThreshold": promql.format_number(w.wake_trigger.activation_threshold),
-                    "ignoreNullValues": "false",
-                    "unsafeSsl": "false",
-                },
-            }
-        )
-    # Metric triggers first, then the cron windows of minimum replicas (the HPA takes the largest of all).
-    triggers += serving_triggers(w, prometheus_url)
-    triggers += serving_profile.profile_triggers(w, prometheus_url, scale_to_zero(w))
-    triggers += schedule_triggers(w.schedules)
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
         "pollingInterval": w.polling_interval,
@@ -199,7 +106,7 @@ def scaled_object_spec(w: WorkloadConfig, prometheus_url: str) -> dict[str, Any]
                 },
             }
         },
-        "triggers": triggers,
+        "triggers": triggers(w, prometheus_url),
     }
     if w.min_replicas == 0:
         spec["cooldownPeriod"] = w.cooldown_period
@@ -324,25 +231,6 @@ def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, A
     if w.image_pull_secret is not None:
         pod["imagePullSecrets"] = [{"name": registry_secret_name(w.name)}]
     return pod
-
-
-def serving_triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, Any]]:
-    """KEDA triggers on the workload's own series, with the GPU trigger's safety (error on no data)."""
-    return [
-        {
-            "type": "prometheus",
-            "name": t.name,
-            "metricType": "AverageValue",
-            "metadata": {
-                "serverAddress": prometheus_url,
-                "query": serving_query(w, t),
-                "threshold": promql.format_number(t.threshold),
-                "ignoreNullValues": "false",
-                "unsafeSsl": "false",
-            },
-        }
-        for t in w.triggers
-    ]
 
 
 def service_address(w: WorkloadConfig) -> str | None:

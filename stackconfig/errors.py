@@ -62,6 +62,18 @@ def key_path(loc: Iterable[str | int]) -> str:
     return out
 
 
+def key_pattern(loc: Iterable[str | int]) -> str:
+    """A key path with its list indexes as `[]`: ('workloads', 0, 'image') -> 'workloads[].image', as the sections
+    of stackconfig/stack.py (KNOWN_KEYS, REQUIRED_KEYS) are keyed."""
+    return key_path(["[]" if isinstance(p, int) else p for p in loc]).replace(".[]", "[]")
+
+
+def clean_loc(loc: Iterable[Any]) -> tuple[str | int, ...]:
+    """pydantic's location without the validator name it appends for function-wrapped fields and the '[key]' it
+    appends for a dict's key."""
+    return tuple(p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]")))
+
+
 def from_validation_error(
     exc: ValidationError,
     known_keys: Mapping[str, Sequence[str]],
@@ -82,16 +94,13 @@ def from_validation_error(
             # A default computed from the section's other keys (a GPU pool's labels from its name) that pydantic did
             # not compute because one of them is bad: that key's own problem is the one to report.
             continue
-        loc = [*prefix, *err["loc"]]
-        # pydantic appends the validator name for function-wrapped fields, and '[key]' for a dict's key.
-        loc = [p for p in loc if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))]
+        loc = [*prefix, *clean_loc(err["loc"])]
         key = key_path(loc)
         value = err.get("input")
         ctx = err.get("ctx") or {}
-        pattern = key_path(["[]" if isinstance(p, int) else p for p in loc]).replace(".[]", "[]")
+        pattern = key_pattern(loc)
         if err["type"] == "extra_forbidden":
-            parent = key_path(["[]" if isinstance(p, int) else p for p in loc[:-1]]).replace(".[]", "[]")
-            candidates = list(known_keys.get(parent, ()))
+            candidates = list(known_keys.get(key_pattern(loc[:-1]), ()))
             guess = difflib.get_close_matches(str(loc[-1]), candidates, n=1)
             hint = f"did you mean '{guess[0]}'? " if guess else ""
             problems.append(
@@ -105,10 +114,6 @@ def from_validation_error(
             message, fix = _translate(err["type"], ctx, key, value, sub_keys)
             problems.append(Problem(key, UNSET if err["type"] == "missing" else value, message, fix))
     return problems
-
-
-def _example(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _translate(
@@ -168,7 +173,7 @@ def _translate(
         return "is not one of the values this key takes", f"use one of: {expected.replace(' or ', ', ')}"
     if err_type == "string_pattern_mismatch":
         return "does not have the form this key takes", f"match {ctx.get('pattern')}"
-    if err_type == "tuple_type" or err_type.startswith("tuple"):
+    if err_type.startswith("tuple"):
         return "is not a list", f"write {key} as a YAML list"
     return f"is not valid here ({err_type})", "see docs/configuration.md for this key"
 

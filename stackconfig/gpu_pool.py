@@ -21,7 +21,6 @@ from stacknames import (
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 DEFAULT_POOL_NAME = "gpu"
-DEFAULT_POOL_LABELS = {POOL_LABEL: DEFAULT_POOL_NAME}
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
 #: Gcore: a new bare-metal GPU node takes "up to 20–25 minutes" until it is Ready, and its GPUs become allocatable
 #: 5–10 minutes later (Gcore docs, "Configure GPU autoscaling for Kubernetes",
@@ -133,7 +132,7 @@ class GpuPoolConfig(Model):
         """GPUs per node: explicit, else from the flavor table (stackconfig/flavors.py), never from the id."""
         if self.gpus_per_node is not None:
             return self.gpus_per_node
-        return derived_gpus(self.flavor) or 0
+        return flavors.gpus_of(self.flavor) or 0
 
 
 class GpuPoolItem(GpuPoolConfig):
@@ -141,8 +140,3 @@ class GpuPoolItem(GpuPoolConfig):
     matches pools by)."""
 
     name: GcoreName
-
-
-def derived_gpus(flavor: str) -> int | None:
-    """Only the table knows a flavor's GPU count: `bm3-ai-1xlarge-h100-80` is not 80 GPUs."""
-    return flavors.gpus_of(flavor)

@@ -15,6 +15,7 @@ list item does not depend on a sibling that was dropped, while a rule about the 
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,16 +35,18 @@ class Reads:
     lists: set[str] = field(default_factory=set)
 
     def touches(self, dropped: str, problem_key: str) -> bool:
-        """Whether a rule that read these and reported `problem_key` depends on the dropped key path."""
-        if any(_related(read, dropped) for read in self.values):
+        """Whether the problem at `problem_key` of a rule that read these depends on the dropped key path."""
+        if _within(problem_key, dropped) or any(_within(r, dropped) or _within(dropped, r) for r in self.values):
             return True
-        # An item of a list the rule read as a whole is gone: only problems about one kept item stand.
-        return any(dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed) for listed in self.lists)
+        # A list the rule read as a whole is gone: no problem of the rule stands. One of its items is gone: only
+        # problems about one kept item stand.
+        return any(_within(listed, dropped) or dropped.startswith(f"{listed}[") and not _under_item(problem_key, listed)
+                   for listed in self.lists)
 
 
-def _related(a: str, b: str) -> bool:
-    """One path is the other, or inside it."""
-    return a == b or a.startswith((f"{b}.", f"{b}[")) or b.startswith((f"{a}.", f"{a}["))
+def _within(a: str, b: str) -> bool:
+    """Path `a` is path `b`, or inside it."""
+    return a == b or a.startswith((f"{b}.", f"{b}["))
 
 
 def _under_item(key: str, listed: str) -> bool:
@@ -58,18 +61,14 @@ def _alias(model: type[BaseModel], name: str) -> str:
 
 
 class Reading:
-    """A config section seen through a recorder: fields, properties and methods behave as on the section."""
+    """A config section seen through a recorder: fields, properties and methods behave as on the section, and it
+    compares equal to it. It is not an instance of the section's class: rules read and compare sections, never
+    test their types."""
 
     __slots__ = ("_value", "_path", "_reads")
 
     def __init__(self, value: BaseModel, path: tuple[str | int, ...], reads: Reads) -> None:
-        object.__setattr__(self, "_value", value)
-        object.__setattr__(self, "_path", path)
-        object.__setattr__(self, "_reads", reads)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance() sees the section's own type
-        return type(self._value)
+        self._value, self._path, self._reads = value, path, reads
 
     def __getattr__(self, name: str) -> Any:
         value, cls = self._value, type(self._value)
@@ -79,18 +78,12 @@ class Reading:
             for field_name in cls.model_fields:
                 self._reads.values.add(key_path((*self._path, _alias(cls, field_name))))
             return value.model_fields_set
-        for klass in cls.__mro__:
-            if klass is BaseModel:
-                break
-            member = klass.__dict__.get(name)
-            if isinstance(member, property) and member.fget is not None:
-                return member.fget(self)  # computed from fields read through this recorder
-            if isinstance(member, types.FunctionType):
-                return types.MethodType(member, self)
+        member = None if hasattr(BaseModel, name) else inspect.getattr_static(cls, name, None)
+        if isinstance(member, property) and member.fget is not None:
+            return member.fget(self)  # computed from fields read through this recorder
+        if isinstance(member, types.FunctionType):
+            return types.MethodType(member, self)
         return getattr(value, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"config is read-only ({name})")
 
     def __eq__(self, other: object) -> bool:
         return self._value == (other._value if isinstance(other, Reading) else other)

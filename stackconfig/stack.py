@@ -61,16 +61,13 @@ class StackConfig(Model):
     def _pool_index(self, pool: GpuPoolConfig) -> int:
         return next(i for i, p in enumerate(self.pools) if p is pool or p == pool)
 
-    def pool_named(self, name: str | None) -> GpuPoolConfig | None:
-        """The pool a workload's `pool` names; with no name, the only pool (None when there are several)."""
-        pools = self.pools
-        if name is None:
-            return pools[0] if len(pools) == 1 else None
-        return next((p for p in pools if p.name == name), None)
-
     def pool_of(self, w: WorkloadConfig) -> GpuPoolConfig | None:
-        """The pool a workload runs on (None: it names no pool the stack has; the rules refuse that)."""
-        return self.pool_named(w.pool)
+        """The pool a workload runs on: the one its `pool` names, or with no name the only pool (None: it names no
+        pool the stack has, or none of several; the rules refuse that)."""
+        pools = self.pools
+        if w.pool is None:
+            return pools[0] if len(pools) == 1 else None
+        return next((p for p in pools if p.name == w.pool), None)
 
     def workloads_on(self, pool: GpuPoolConfig) -> list[WorkloadConfig]:
         """The workloads that run on `pool`, in stack-file order."""

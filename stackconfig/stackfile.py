@@ -75,11 +75,6 @@ class StackFile:
     #: The file imports ESC environments (`environment:`), which may set keys the file itself does not.
     imports_environment: bool = False
 
-    def where(self, key: str) -> str:
-        """`Pulumi.dev.yaml:5:3` for a config key, or just the file name."""
-        line, column = self.positions.get(key, (0, 0))
-        return f"{self.path.name}:{line}:{column}" if line else self.path.name
-
 
 def _plain(value: Any) -> Any:
     """ruamel's round-trip types (CommentedMap, ScalarFloat, …) as plain Python values the JSON encoder takes."""
@@ -272,8 +267,9 @@ class Stack:
         return [full_key(k, self.project) for k in self.file.secure_keys]
 
     def positions(self) -> dict[str, str]:
-        """`Pulumi.dev.yaml:5:3` per full key, for messages."""
-        return {full_key(k, self.project): self.file.where(k) for k in self.file.config}
+        """`Pulumi.dev.yaml:5:3` per full key (the file name alone for a key without a position), for messages."""
+        where = {k: f"{self.file.path.name}:{line}:{column}" for k, (line, column) in self.file.positions.items()}
+        return {full_key(k, self.project): where.get(k, self.file.path.name) for k in self.file.config}
 
     def engine_config(self) -> dict[str, str]:
         """Config as the Pulumi CLI passes it to a program: a string as it is, anything else as JSON text."""

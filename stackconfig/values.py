@@ -41,24 +41,15 @@ def invalid(reason: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError("invalid_value", "{reason}", {"reason": reason, "fix": fix})
 
 
-def _gcore_name(value: str) -> str:
-    if not GCORE_NAME.match(value):
-        raise invalid(
-            "is not a name Gcore accepts: 2-20 characters, a lowercase letter first, then lowercase letters, digits or "
-            "'-', not ending in '-'",
-            "pick a short name such as 'gpu-prod'",
-        )
-    return value
+def _form(pattern: str | re.Pattern[str], reason: str, fix: str, longest: int = 1000) -> AfterValidator:
+    """Text that must match `pattern` whole, in at most `longest` characters; else `reason` and `fix`."""
 
+    def check(value: str) -> str:
+        if len(value) > longest or not re.fullmatch(pattern, value):
+            raise invalid(reason, fix)
+        return value
 
-def _dns_label(value: str) -> str:
-    if len(value) > 63 or not DNS_LABEL.match(value):
-        raise invalid(
-            "is not a DNS-1123 label, which Kubernetes needs here (lowercase letters, digits, '-', at most 63 "
-            "characters)",
-            "use lowercase letters, digits and '-' only",
-        )
-    return value
+    return AfterValidator(check)
 
 
 def _workload_name(value: str) -> str:
@@ -296,78 +287,11 @@ SECRET_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 PROMETHEUS_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 
-def _port_name(value: str) -> str:
-    if len(value) > 15 or not PORT_NAME.match(value):
-        raise invalid("is not a Kubernetes port name (≤ 15 lowercase letters, digits or '-', with at least one letter)",
-                       "use a name such as 'http' or 'metrics'")
-    return value
-
-
-def _secret_key(value: str) -> str:
-    if not SECRET_KEY.match(value):
-        raise invalid("is not a config key name (letters, digits, '_' or '-', a letter first)",
-                       f"name the key as set by 'pulumi config set --secret {SECRETS_NAMESPACE}:<key> <value>', "
-                       "e.g. 'hfToken'")
-    return value
-
-
-def _abs_path(value: str) -> str:
-    if not value.startswith("/"):
-        raise invalid("is not an absolute path", "start it with '/', e.g. '/models'")
-    return value
-
-
 def _http_url(value: str) -> str:
     parsed = urllib.parse.urlsplit(value)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise invalid("is not an http(s) URL with a host", "write it like 'http://prometheus.monitoring:9090'")
     return value.rstrip("/")
-
-
-def _size(value: str) -> str:
-    if not re.fullmatch(r"[1-9]\d*(Mi|Gi|Ti)", value):
-        raise invalid("is not a size in whole Mi, Gi or Ti", "write it like '16Gi'")
-    return value
-
-
-def _env_name(value: str) -> str:
-    if not ENV_NAME.match(value):
-        raise invalid("is not a valid environment variable name", "use letters, digits, '_', '-' or '.', not "
-                      "starting with a digit")
-    return value
-
-
-def _http_path(value: str) -> str:
-    if not value.startswith("/"):
-        raise invalid("is not an HTTP path", "start it with '/', e.g. '/health'")
-    return value
-
-
-def _short_duration(value: str) -> str:
-    if not re.fullmatch(r"\d+(s|m)", value):
-        raise invalid("is not a duration in whole seconds or minutes", "write it like '15s' or '1m'")
-    return value
-
-
-def _slack_channel(value: str) -> str:
-    if len(value) < 2 or value[0] not in "#@":
-        raise invalid("is not a Slack channel or user", "write '#channel' or '@user'")
-    return value
-
-
-def _registry_host(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9.-]+(:\d+)?", value):
-        raise invalid("is not a registry host (lowercase, with an optional port)",
-                      "write the host as the image reference names it, e.g. 'registry.example.com' or "
-                      "'registry.example.com:5000'")
-    return value
-
-
-def _metric(value: str) -> str:
-    if not PROMETHEUS_METRIC.match(value):
-        raise invalid("is not a Prometheus metric name", "use the series name as exported, e.g. "
-                       "'vllm:num_requests_waiting'")
-    return value
 
 
 MemoryQuantity = Annotated[str | None, BeforeValidator(_memory)]
@@ -378,8 +302,12 @@ Percent = Annotated[float, AfterValidator(_percent)]
 #: A share of 1 (0.8 is 80 %); a percentage given instead is refused with the fraction to write.
 Fraction = Annotated[float, AfterValidator(_fraction)]
 
-GcoreName = Annotated[str, AfterValidator(_gcore_name)]
-DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+GcoreName = Annotated[str, _form(
+    GCORE_NAME, "is not a name Gcore accepts: 2-20 characters, a lowercase letter first, then lowercase letters, "
+    "digits or '-', not ending in '-'", "pick a short name such as 'gpu-prod'")]
+DnsLabel = Annotated[str, _form(
+    DNS_LABEL, "is not a DNS-1123 label, which Kubernetes needs here (lowercase letters, digits, '-', at most 63 "
+    "characters)", "use lowercase letters, digits and '-' only", longest=63)]
 WorkloadName = Annotated[str, AfterValidator(_workload_name)]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 Taints = Annotated[dict[str, str], AfterValidator(_taints)]
@@ -387,16 +315,25 @@ Image = Annotated[str, AfterValidator(_image)]
 Env = Annotated[dict[str, str], AfterValidator(_env)]
 Cron = Annotated[str, AfterValidator(_cron)]
 TimeZone = Annotated[str, AfterValidator(_timezone)]
-PortName = Annotated[str, AfterValidator(_port_name)]
-SecretKey = Annotated[str, AfterValidator(_secret_key)]
-AbsPath = Annotated[str, AfterValidator(_abs_path)]
-Quantity = Annotated[str, AfterValidator(_size)]
-EnvName = Annotated[str, AfterValidator(_env_name)]
-HttpPath = Annotated[str, AfterValidator(_http_path)]
-ShortDuration = Annotated[str, AfterValidator(_short_duration)]
-SlackChannel = Annotated[str, AfterValidator(_slack_channel)]
-RegistryHost = Annotated[str, AfterValidator(_registry_host)]
-MetricName = Annotated[str, AfterValidator(_metric)]
+PortName = Annotated[str, _form(
+    PORT_NAME, "is not a Kubernetes port name (≤ 15 lowercase letters, digits or '-', with at least one letter)",
+    "use a name such as 'http' or 'metrics'", longest=15)]
+SecretKey = Annotated[str, _form(
+    SECRET_KEY, "is not a config key name (letters, digits, '_' or '-', a letter first)",
+    f"name the key as set by 'pulumi config set --secret {SECRETS_NAMESPACE}:<key> <value>', e.g. 'hfToken'")]
+AbsPath = Annotated[str, _form(r"(?s)/.*", "is not an absolute path", "start it with '/', e.g. '/models'")]
+Quantity = Annotated[str, _form(r"[1-9]\d*(Mi|Gi|Ti)", "is not a size in whole Mi, Gi or Ti", "write it like '16Gi'")]
+EnvName = Annotated[str, _form(ENV_NAME, "is not a valid environment variable name",
+                               "use letters, digits, '_', '-' or '.', not starting with a digit")]
+HttpPath = Annotated[str, _form(r"(?s)/.*", "is not an HTTP path", "start it with '/', e.g. '/health'")]
+ShortDuration = Annotated[str, _form(r"\d+(s|m)", "is not a duration in whole seconds or minutes",
+                                     "write it like '15s' or '1m'")]
+SlackChannel = Annotated[str, _form(r"(?s)[#@].+", "is not a Slack channel or user", "write '#channel' or '@user'")]
+RegistryHost = Annotated[str, _form(
+    r"[a-z0-9.-]+(:\d+)?", "is not a registry host (lowercase, with an optional port)",
+    "write the host as the image reference names it, e.g. 'registry.example.com' or 'registry.example.com:5000'")]
+MetricName = Annotated[str, _form(PROMETHEUS_METRIC, "is not a Prometheus metric name",
+                                  "use the series name as exported, e.g. 'vllm:num_requests_waiting'")]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 

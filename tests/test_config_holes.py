@@ -177,6 +177,27 @@ def test_a_rule_over_the_whole_list_is_silent_when_an_item_was_dropped() -> None
     assert keys == ["workloads[1].image", "workloads[0].minReplicas"], exc.value
 
 
+def test_a_workload_that_is_no_mapping_is_refused_with_the_others_problems_not_a_crash() -> None:
+    """A workload written as text makes the whole list the bad value; a second workload's missing image was then
+    looked up in the list already dropped (KeyError). Nothing is judged from the empty list that stands in:
+    whatIf.workload still names a workload of the stack file."""
+    from stackconfig import ConfigError, load_stack_config
+
+    raw = config(whatIf={"trace": "t.csv", "column": "c", "perGpu": 1, "workload": "inference"})
+    raw["workloads"] = ["inference", {"name": "batch", "maxReplicas": 2}]
+    with pytest.raises(ConfigError) as exc:
+        load_stack_config(raw)
+    assert [p.key for p in exc.value.problems] == ["workloads[0]", "workloads[1].image"], exc.value
+
+
+def test_a_rule_over_a_list_that_was_refused_whole_is_silent() -> None:
+    """`ports: 5` is refused; the probe's port is then not judged against the empty list that stands in."""
+    raw = config(**{"workloads.0.ports": 5, "workloads.0.probes": {"port": "http"}})
+    message = problems(raw)
+    assert "workloads[0].ports: 5 is not a list" in message
+    assert "probes.port" not in message
+
+
 # --- the shape of the stack file: `config:` missing, misspelled, nested, unknown top-level keys -----------------
 
 GOOD = GOOD_STACK

@@ -25,6 +25,12 @@ from tests.conftest import STACKS
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 from tests.test_pools import stack_file, two_pools
 
+
+def recorded_names(groups: list[dict[str, Any]]) -> set[str]:
+    """Every recording rule name in `groups` (dashboards may only read these)."""
+    return {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}
+
+
 #: Grafana's built-in and our own variables, with a value each query must also parse with.
 SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h", "$gpu_hour_price": "2.5",
                  "$pool": "gpu|spot"}
@@ -126,7 +132,7 @@ def test_a_broken_query_is_caught(tmp_path: Path) -> None:
 
 
 def test_panels_read_only_recorded_series(cfg: StackConfig) -> None:
-    recorded = alerts.recorded_names(alerts.rule_groups(cfg))
+    recorded = recorded_names(alerts.rule_groups(cfg))
     for board in dashboards.dashboards(cfg).values():
         for title, expr in exprs(board):
             # A workload's own series its triggers scale on (vllm:num_requests_waiting) are scraped, not recorded.

@@ -84,7 +84,7 @@ def test_an_exporter_pin_without_its_counters_list_is_refused() -> None:
 
 
 def test_the_gpu_operator_runs_the_exporter_we_pin() -> None:
-    values = chart_values.gpu_operator_values({})["dcgmExporter"]
+    values = chart_values.gpu_operator_values([])["dcgmExporter"]
     assert (values["repository"], values["image"], values["version"]) == (
         "nvcr.io/nvidia/k8s", "dcgm-exporter", f"{versions.DCGM_EXPORTER_RELEASE}-distroless")
 

@@ -20,7 +20,7 @@ from renderers.recording_rules import recording_rules
 from stackconfig import ConfigError, load_stack_config
 from tests.prometheus_harness import dump_yaml, promtool, stack_config
 from tests.test_config import apply_changes, problems
-from tests.test_dashboards import RECORDED, exprs, substitute
+from tests.test_dashboards import RECORDED, exprs, recorded_names, substitute
 from tests.test_serving import PROD_SECRETS, serving
 from tests.vllm_history import PROFILE, prod_with_profile
 
@@ -209,7 +209,7 @@ def test_the_stack_output_shows_every_trigger_not_only_the_guardrail() -> None:
 
 def test_the_dashboard_reads_only_recorded_series_of_the_profile() -> None:
     cfg = prod_with_profile()
-    recorded = rule_groups.recorded_names(rule_groups.rule_groups(cfg))
+    recorded = recorded_names(rule_groups.rule_groups(cfg))
     titles = []
     for board in dashboards.dashboards(cfg).values():
         for title, expr in exprs(board):

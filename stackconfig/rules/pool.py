@@ -132,10 +132,7 @@ def _repels(taints: dict[str, str]) -> bool:
 def flavor_problems(cfg: StackConfig) -> list[Problem]:
     """The GPU count comes from the flavor table only; an unlisted flavor needs an explicit, acknowledged count.
     Spot follows the table too: a spot flavor is reclaimed by Gcore whatever the stack calls it."""
-    out: list[Problem] = []
-    for key, p in zip(cfg.pool_keys, cfg.pools, strict=True):
-        out += _flavor_problems(key, p)
-    return out
+    return [problem for key, p in zip(cfg.pool_keys, cfg.pools, strict=True) for problem in _flavor_problems(key, p)]
 
 
 def _flavor_problems(key: str, p: GpuPoolConfig) -> list[Problem]:
