@@ -35,6 +35,7 @@ from e2e.objects import condition
 from e2e.timescale import BOOT_DELAY
 from realengine.cluster import GPU_NODE_CPU, GPU_NODE_MEMORY, taint_list
 from realengine.gcore_api import read_cluster
+from realengine.stack_view import PoolView
 from stackconfig.flavors import gpus_of
 from stackconfig.units import go_duration_seconds
 from stacknames import GPU_RESOURCE, STARTUP_TAINT_PREFIX
@@ -59,41 +60,23 @@ NODE_STARTUP = "15m"
 NOT_YET = "2100-01-01T00:00:00Z"
 
 
-@dataclass(frozen=True)
-class Pool:
-    """The GPU pool as the stack sent it to Gcore."""
+def from_gcore_api(api_dir: Path, cluster: str, pool: str = "gpu") -> tuple[PoolView, dict[str, str]]:
+    """The pool and the `autoscaler_config` of the cluster the Gcore API emulator holds (realengine/gcore_api)."""
+    doc = read_cluster(api_dir, cluster)
+    p = next(x for x in doc["pools"] if x["name"] == pool)
+    gpus = gpus_of(p["flavor_id"])
+    if not gpus:
+        raise ValueError(f"flavor {p['flavor_id']} has no GPUs in stackconfig/flavors.py")
+    return (PoolView(p["name"], p["flavor_id"], int(p["min_node_count"]), int(p["max_node_count"]), gpus,
+                     dict(p.get("labels") or {}), dict(p.get("taints") or {})),
+            dict(doc.get("autoscaler_config") or {}))
 
-    name: str
-    flavor: str
-    min_nodes: int
-    max_nodes: int
-    gpus: int
-    labels: dict[str, str]
-    taints: list[dict[str, str]]
 
-    @classmethod
-    def from_gcore_api(cls, api_dir: Path, cluster: str, pool: str = "gpu") -> tuple[Pool, dict[str, str]]:
-        """The pool and the `autoscaler_config` of the cluster the Gcore API emulator holds (realengine/gcore_api)."""
-        doc = read_cluster(api_dir, cluster)
-        p = next(x for x in doc["pools"] if x["name"] == pool)
-        gpus = gpus_of(p["flavor_id"])
-        if not gpus:
-            raise ValueError(f"flavor {p['flavor_id']} has no GPUs in stackconfig/flavors.py")
-        return (cls(p["name"], p["flavor_id"], int(p["min_node_count"]), int(p["max_node_count"]), gpus,
-                    dict(p.get("labels") or {}), taint_list(dict(p.get("taints") or {}))),
-                dict(doc.get("autoscaler_config") or {}))
-
-    def node_labels(self) -> dict[str, str]:
-        """As realengine.cluster.stack_nodes labels the pool's first nodes."""
-        return {"node.kubernetes.io/instance-type": self.flavor, "gcore.com/pool": self.name, **self.labels}
-
-    def owns(self, node: Mapping[str, Any]) -> bool:
-        return bool(node["metadata"].get("labels", {}).get("gcore.com/pool") == self.name)
-
-    def group(self, nodes: int) -> NodeGroup:
-        capacity = {"cpu": GPU_NODE_CPU, "memory": GPU_NODE_MEMORY, "pods": "110", GPU_RESOURCE: str(self.gpus)}
-        return NodeGroup(self.name, self.min_nodes, self.max_nodes, self.node_labels(), list(self.taints), capacity,
-                         desired=nodes, annotations={BOOT_DELAY: NOT_YET})
+def node_group(pool: PoolView, nodes: int) -> NodeGroup:
+    """The pool as a node group of `nodes` nodes, its template what Gcore would register."""
+    capacity = {"cpu": GPU_NODE_CPU, "memory": GPU_NODE_MEMORY, "pods": "110", GPU_RESOURCE: str(pool.gpus)}
+    return NodeGroup(pool.name, pool.min_nodes, pool.max_nodes, pool.node_labels(), taint_list(pool.taints),
+                     capacity, desired=nodes, annotations={BOOT_DELAY: NOT_YET})
 
 
 def divided(text: str, factor: float) -> str:
@@ -137,7 +120,7 @@ class Provisioner:
     """What happens to each node cluster-autoscaler creates in the pool (module docstring), polled every 0.1 s."""
 
     api: KubeApi
-    pool: Pool
+    pool: PoolView
     factor: float
     #: Draws (boot seconds, GPU seconds) of one node, in production seconds (divided by `factor` here).
     draw: Callable[[], tuple[float, float]]
@@ -221,7 +204,7 @@ class PoolAutoscaler:
     api_dir: Path
     cluster: str
     log: Path
-    pool: Pool = field(init=False)
+    pool: PoolView = field(init=False)
     flags: dict[str, str] = field(init=False)
     ca: ClusterAutoscaler | None = field(default=None, init=False)
     provisioner: Provisioner = field(init=False)
@@ -229,7 +212,7 @@ class PoolAutoscaler:
     _earlier: list[ClusterAutoscaler] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        self.pool, self.flags = Pool.from_gcore_api(self.api_dir, self.cluster)
+        self.pool, self.flags = from_gcore_api(self.api_dir, self.cluster)
         self.provisioner = Provisioner(self.api, self.pool, self.factor, self.draw)
 
     def flag(self, name: str) -> str:
@@ -237,7 +220,8 @@ class PoolAutoscaler:
         return str(self.flags.get(name, {**DURATION_DEFAULTS, **OTHER_DEFAULTS}[name]))
 
     def _pool_nodes(self) -> list[str]:
-        return [n["metadata"]["name"] for n in self.api.items("/api/v1/nodes") if self.pool.owns(n)]
+        return [n["metadata"]["name"] for n in self.api.items("/api/v1/nodes")
+                if n["metadata"].get("labels", {}).get("gcore.com/pool") == self.pool.name]
 
     def start(self) -> PoolAutoscaler:
         existing = self._pool_nodes()
@@ -250,7 +234,8 @@ class PoolAutoscaler:
 
     def _start_ca(self, nodes: int) -> None:
         log = self.log.with_name(f"{self.log.stem}-{len(self._earlier)}{self.log.suffix}")
-        self.ca = ClusterAutoscaler(self.kube, [self.pool.group(nodes)], run_flags(self.flags, self.factor), log)
+        self.ca = ClusterAutoscaler(self.kube, [node_group(self.pool, nodes)], run_flags(self.flags, self.factor),
+                                   log)
         self.ca.__enter__()
 
     def stop(self) -> None:
@@ -261,7 +246,7 @@ class PoolAutoscaler:
     def follow(self) -> bool:
         """After a `pulumi up`: when the pool or the flags Gcore holds changed, restart cluster-autoscaler with them
         (as Gcore's managed one is redeployed with a new configuration). Returns whether it restarted."""
-        pool, flags = Pool.from_gcore_api(self.api_dir, self.cluster, self.pool.name)
+        pool, flags = from_gcore_api(self.api_dir, self.cluster, self.pool.name)
         if pool == self.pool and flags == self.flags:
             return False
         assert self.ca is not None

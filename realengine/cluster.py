@@ -104,9 +104,8 @@ def stack_nodes(stack: str, cfg: StackConfig | None = None) -> list[NodeSpec]:
         else:
             cpu, mem = vm_capacity(pool.flavor)
             capacity = {"cpu": cpu, "memory": mem, "pods": "110"}
-        labels = {"node.kubernetes.io/instance-type": pool.flavor, "gcore.com/pool": pool.name, **pool.labels}
         for i in range(pool.min_nodes):
-            nodes.append(NodeSpec(f"{pool.name}-{i}", labels, taint_list(pool.taints), capacity))
+            nodes.append(NodeSpec(f"{pool.name}-{i}", pool.node_labels(), taint_list(pool.taints), capacity))
     return nodes
 
 

@@ -23,6 +23,10 @@ class PoolView:
     labels: dict[str, str]
     taints: dict[str, str]
 
+    def node_labels(self) -> dict[str, str]:
+        """The labels of the pool's nodes: the flavor and pool name Gcore sets, and the pool's own."""
+        return {"node.kubernetes.io/instance-type": self.flavor, "gcore.com/pool": self.name, **self.labels}
+
 
 def config(stack: str) -> StackConfig:
     from stackconfig import check_stack
