@@ -49,10 +49,9 @@ NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 #: template with all of them): a start-up taint to cluster-autoscaler (`--startup-taint`), so it changes nothing of
 #: its decisions while the node is not Ready anyway.
 PLUGIN_TAINT = {"key": "gpu-autoscaling.e2e/device-plugin", "value": "pending", "effect": "NoSchedule"}
-#: The decision as the scale-up executor logs it (its events repeat the words, so the source file is matched too).
-SCALE_UP = re.compile(r"executor\.go:\d+\] Scale-up: setting group (?P<group>\S+) size to (?P<size>\d+)")
 #: A klog line: `I1204 03:45:12.123456   12345 file.go:123] message` (k8s.io/klog/v2 header).
 KLOG = re.compile(r"[IWEF](?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d\.\d+)\s+\d+ (?P<src>[^ \]]+)\] (?P<msg>.*)$")
+#: Its decisions as it logs them; its events repeat the words inside an `Event(...)` line, which these do not match.
 SCALE_UP_MSG = re.compile(r"Scale-up: setting group (?P<group>\S+) size to (?P<size>\d+)")
 SCALE_DOWN_MSG = re.compile(r'Scale-down: removing (?:empty node "(?P<empty>[^"]+)"|node (?P<node>[^ ,]+),)')
 _GO_TIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \+0000 UTC"
@@ -172,16 +171,6 @@ class ClusterAutoscaler:
         items = KubeApi(self.kube.kubeconfig).get("/api/v1/nodes")["items"]
         mine = [n for n in items if (n["metadata"].get("annotations") or {}).get(CREATED_BY) == group]
         return sorted(mine, key=lambda n: (n["metadata"]["creationTimestamp"], n["metadata"]["name"]))
-
-    def scale_ups(self) -> list[tuple[str, str, int]]:
-        """cluster-autoscaler's own scale-up decisions, from its log: (klog time, group, new size) of each
-        `Scale-up: setting group <group> size to <n>` (core/scaleup/orchestrator/executor.go)."""
-        out = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            match = SCALE_UP.search(line)
-            if match:
-                out.append((line.split()[1], match["group"], int(match["size"])))
-        return out
 
     def lines(self) -> list[tuple[float, str]]:
         """Its log as (klog time as a Unix time, the message), in order; lines without a klog header are left out."""

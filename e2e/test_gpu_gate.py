@@ -232,8 +232,8 @@ class ScaleUp:
     nodes: list[str]
     bound: str
     gate: dict[str, list[int]]
-    #: cluster-autoscaler's scale-up decisions: (time, group, new size).
-    decisions: list[tuple[str, str, int]]
+    #: cluster-autoscaler's scale-up decisions (ClusterAutoscaler.decisions).
+    decisions: list[dict[str, Any]]
 
 
 def run_scale_up(kube: Kube, pool: GpuPoolConfig, rendered: dict[str, Any], tmp: Path, *, gated: bool,
@@ -269,7 +269,7 @@ def run_scale_up(kube: Kube, pool: GpuPoolConfig, rendered: dict[str, Any], tmp:
         time.sleep(2)
         assert ca.running(), ca.log.read_text()[-3000:]
         nodes = [n["metadata"]["name"] for n in ca.nodes(group)]
-    return ScaleUp(nodes, bound, dict(runner.results), ca.scale_ups())
+    return ScaleUp(nodes, bound, dict(runner.results), [d for d in ca.decisions() if d["event"] == "scale-up"])
 
 
 def test_the_real_autoscaler_orders_one_node_gated_and_duplicates_ungated_without_a_gpu_label(
@@ -284,7 +284,7 @@ def test_the_real_autoscaler_orders_one_node_gated_and_duplicates_ungated_withou
     print(json.dumps({k: {"nodes": v.nodes, "bound": v.bound, "gate": v.gate, "decisions": v.decisions}
                       for k, v in runs.items()}, indent=1))
     for run in runs.values():  # every node is one cluster-autoscaler decided on, one at a time
-        assert [size for _, _, size in run.decisions] == list(range(1, len(run.nodes) + 1)), run
+        assert [d["size"] for d in run.decisions] == list(range(1, len(run.nodes) + 1)), run
     gated = runs["gated"]
     assert gated.nodes == [gated.bound] and gated.gate == {gated.bound: [0, 0, 0]}, gated
     labelled = runs["ungatedLabelled"]
