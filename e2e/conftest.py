@@ -8,9 +8,11 @@ toolchain they stop at once with the command that builds it (never a silent skip
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -80,7 +82,46 @@ def kube(tc: Toolchain, timer: Timer, request: pytest.FixtureRequest) -> Iterato
                 print(f"[e2e] {name}: {log.name}, last lines:\n{tail}", file=sys.stderr)
             cluster.down(name)
             raise
+    stop = threading.Event()
+    watchdog = threading.Thread(target=watch_control_plane, args=(name, stop), daemon=True)
+    watchdog.start()
     try:
         yield Kube(tc, path, name)
     finally:
+        stop.set()
+        watchdog.join()
         cluster.down(name)
+
+
+#: Seconds between two looks at the control plane's processes, and the looks in a row a component must be gone at
+#: (`down` stops the processes one by one before it removes their pid files).
+WATCH_SECONDS, LOOKS = 5.0, 3
+
+
+def interrupt_session() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def watch_control_plane(name: str, stop: threading.Event, on_death: Callable[[], None] = interrupt_session) -> None:
+    """Stop the session as soon as one component of cluster `name` exits under a test: nothing restarts it, and a
+    missing scheduler or controller-manager would leave each following `pulumi up` waiting out its readiness
+    timeout (46 minutes for a GPU workload). Prints which component went and its last log lines, then interrupts
+    pytest (`on_death`; SIGINT: the running test fails, fixtures are torn down, the run ends)."""
+    looks: dict[str, int] = {}
+    while not stop.wait(WATCH_SECONDS):
+        gone = set(cluster.exited_components(name))
+        # The API server or etcd gone is the cluster being deleted (`down`, or Gcore's cluster delete in the
+        # emulator; kwokctl stops the components in reverse order, them last), or a failure each call to the API
+        # reports at once.
+        if gone & {"kube-apiserver", "etcd"}:
+            gone = set()
+        looks = {c: looks.get(c, 0) + 1 for c in gone}
+        dead = sorted(c for c, n in looks.items() if n >= LOOKS)
+        if dead:
+            logs = cluster.cluster_dir() / "clusters" / name / "logs"
+            for component in dead:
+                log = logs / f"{component}.log"
+                tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.exists() else ""
+                print(f"\n[e2e] {name}: {component} exited; its last log lines:\n{tail}", file=sys.stderr)
+            on_death()
+            return

@@ -144,11 +144,22 @@ def extra_args(flags: list[str]) -> list[dict[str, str]]:
     return [{"key": f.lstrip("-").split("=", 1)[0], "value": f.split("=", 1)[1]} for f in flags]
 
 
+#: One scheduler and one controller-manager, so no leader election. With it (their default), a renewal of their
+#: lease that the API server answers too late for the renew deadline (10 s) makes them exit ("leaderelection
+#: lost": kubernetes cmd/kube-scheduler/app/server.go and cmd/kube-controller-manager/app/controllermanager.go,
+#: v1.35), and kwokctl's binary runtime does not restart them. A cluster without its scheduler leaves every new pod
+#: Pending and the next `pulumi up` waiting out its 46-minute readiness timeout (seen once in the lifecycle suite;
+#: `exited_components` and the e2e suites' watchdog now name such a death at once).
+SINGLE_INSTANCE_ARGS = ["--leader-elect=false"]
+
+
 def kwokctl_config(name: str, extra_kcm_args: list[str] | None = None) -> str:
-    """Loopback only, the pinned Kubernetes version, and any controller-manager flags a test needs."""
-    patches = [{"name": "kube-apiserver", "extraArgs": extra_args(APISERVER_ARGS + aggregation_args(name))}]
-    if extra_kcm_args:
-        patches.append({"name": "kube-controller-manager", "extraArgs": extra_args(extra_kcm_args)})
+    """Loopback only, the pinned Kubernetes version, no leader election, and any controller-manager flags a test
+    needs."""
+    patches = [{"name": "kube-apiserver", "extraArgs": extra_args(APISERVER_ARGS + aggregation_args(name))},
+               {"name": "kube-scheduler", "extraArgs": extra_args(SINGLE_INSTANCE_ARGS)},
+               {"name": "kube-controller-manager",
+                "extraArgs": extra_args(SINGLE_INSTANCE_ARGS + (extra_kcm_args or []))}]
     doc: dict[str, Any] = {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
@@ -223,6 +234,29 @@ def _await_default_account(kenv: dict[str, str]) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError("the controller-manager did not create the default ServiceAccount within 60 s")
         time.sleep(0.5)
+
+
+def components(name: str) -> list[Path]:
+    """The pid files of cluster `name`'s components: kwokctl's binary runtime keeps each one's pid in
+    `pids/<component>.pid` (and restarts none)."""
+    return sorted((cluster_dir() / "clusters" / name / "pids").glob("*.pid"))
+
+
+def exited_components(name: str) -> list[str]:
+    """The components of cluster `name` whose process is gone (empty once `down` removed the cluster)."""
+    gone = []
+    for pidfile in components(name):
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (OSError, ValueError):
+            continue  # being written or removed
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "gone"
+        if state in ("gone", "Z", "X"):  # no such process, or one that exited and was not reaped yet
+            gone.append(pidfile.stem)
+    return gone
 
 
 def down(name: str = DEFAULT_NAME) -> None:
