@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what the tests need on a fresh machine, then runs them.
-# Usage: bash scripts/test.sh [--quick] [pytest args...]
+# Usage: bash scripts/test.sh [--quick | --setup] [pytest args...]
 #   --quick: the inner loop (lint, types, the unit and graph tests); leaves out the tests marked `subprocess` or
 #            `charts` (pytest.ini), which the full run (CI) includes, and installs neither Prometheus nor the charts.
+#   --setup: only what the full run installs (Prometheus, .venv, the chart cache), which scripts/e2e.sh needs too;
+#            .ci/run starts the lifecycle suite on it while the fast suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=""
+SETUP=""
 if [ "${1:-}" = "--quick" ]; then
   QUICK=1
+  shift
+elif [ "${1:-}" = "--setup" ]; then
+  SETUP=1
   shift
 fi
 
@@ -43,17 +49,24 @@ fi
 # a .pth file puts its root on the environment's sys.path, so they run from any directory, not only from here.
 "$VENV/bin/python" -c 'import pathlib, sys, sysconfig
 pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth").write_text(sys.argv[1] + "\n")' "$PWD"
+charts() {
+  # The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
+  # reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).
+  # Prints the source used. A chart found nowhere stops the run here, on every machine, with one message naming
+  # where it was looked for and what to run (the render tests would otherwise fail one by one for that one cause).
+  "$VENV/bin/python" -m delivery.charts
+}
+if [ -n "$SETUP" ]; then
+  charts
+  exit 0
+fi
 "$VENV/bin/python" -m ruff check .
 # Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
 "$VENV/bin/python" -m mypy
 if [ -n "$QUICK" ]; then
   exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting -m "not subprocess and not charts" "$@"
 fi
-# The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
-# reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).
-# Prints the source used. A chart found nowhere stops the run here, on every machine, with one message naming
-# where it was looked for and what to run (the render tests would otherwise fail one by one for that one cause).
-"$VENV/bin/python" -m delivery.charts
+charts
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.
 # -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners); --dist loadgroup keeps
