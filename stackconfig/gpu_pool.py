@@ -21,6 +21,12 @@ from stacknames import (
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 DEFAULT_POOL_NAME = "gpu"
+#: The most nodes a pool may have (`maxNodes`) and GPUs a node has (`gpusPerNode`; the flavor table's largest is 8),
+#: and so the most GPUs, GPU pods or placeholder pods one pool can hold: every count of those is bounded by them
+#: before any check counts, packs or lists them (`headroom.gpus: 1000000000`, a typo, made the packing check run
+#: out of memory).
+MAX_NODES, MAX_GPUS_PER_NODE = 200, 16
+MAX_POOL_GPUS = MAX_NODES * MAX_GPUS_PER_NODE
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}
 #: Gcore: a new bare-metal GPU node takes "up to 20–25 minutes" until it is Ready, and its GPUs become allocatable
 #: 5–10 minutes later (Gcore docs, "Configure GPU autoscaling for Kubernetes",
@@ -58,7 +64,7 @@ class ScheduleConfig(Model):
     start: Cron
     end: Cron
     timezone: TimeZone = "UTC"
-    min_replicas: int = Field(ge=1)
+    min_replicas: int = Field(ge=1, le=MAX_POOL_GPUS)
 
 
 class HeadroomConfig(Model):
@@ -68,8 +74,8 @@ class HeadroomConfig(Model):
     `podGpus` GPUs (default: the largest `gpusPerPod` of the workloads, see `StackConfig.headroom_pod_gpus`).
     """
 
-    gpus: int = Field(ge=0)
-    pod_gpus: int | None = Field(default=None, ge=1)
+    gpus: int = Field(ge=0, le=MAX_POOL_GPUS)
+    pod_gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS_PER_NODE)
     schedules: list[ScheduleConfig] = Field(default_factory=list)
 
 
@@ -96,12 +102,12 @@ class GpuPoolConfig(Model):
 
     name: GcoreName = DEFAULT_POOL_NAME
     flavor: str = "bm3-ai-1xlarge-h100-80-8"
-    gpus_per_node: int | None = Field(default=None, ge=1, le=16)
+    gpus_per_node: int | None = Field(default=None, ge=1, le=MAX_GPUS_PER_NODE)
     #: Spot capacity (discounted; Gcore may reclaim a node): only workloads with `interruptible: true` may use it.
     #: Default: what the flavor table says of the flavor.
     spot: bool = Field(default_factory=_spot_default)
-    min_nodes: int = Field(default=1, ge=1)
-    max_nodes: int = Field(default=2, ge=1, le=200)
+    min_nodes: int = Field(default=1, ge=1, le=MAX_NODES)
+    max_nodes: int = Field(default=2, ge=1, le=MAX_NODES)
     public_ipv4: bool = False
     labels: Labels = Field(default_factory=_labels_default)
     taints: Taints = Field(default_factory=_taints_default)

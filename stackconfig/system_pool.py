@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from stackconfig.gpu_pool import MAX_NODES
 from stackconfig.values import GcoreName, Model
 
 
@@ -19,8 +20,8 @@ class SystemPoolConfig(Model):
     enabled: bool = True
     name: GcoreName = "system"
     flavor: str = "g1-standard-4-8"
-    min_nodes: int = Field(default=1, ge=1)
-    max_nodes: int = Field(default=3, ge=1, le=200)
+    min_nodes: int = Field(default=1, ge=1, le=MAX_NODES)
+    max_nodes: int = Field(default=3, ge=1, le=MAX_NODES)
     #: Gcore requires a server-group policy and a boot volume for VM pools (and forbids both for bare metal).
     servergroup_policy: Literal["anti-affinity", "soft-anti-affinity", "affinity"] = "soft-anti-affinity"
     boot_volume_size: int = Field(default=50, ge=10)

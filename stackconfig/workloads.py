@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from stackconfig.gpu_pool import ScheduleConfig
+from stackconfig.gpu_pool import MAX_GPUS_PER_NODE, MAX_POOL_GPUS, ScheduleConfig
 from stackconfig.serving import ServingConfig
 from stackconfig.serving import seconds as serving_seconds
 from stackconfig.values import (
@@ -134,9 +134,9 @@ class WorkloadConfig(Model):
     args: list[str] = Field(default_factory=list)
     env: Env = Field(default_factory=dict)
     requests: ResourcesConfig = Field(default_factory=ResourcesConfig)
-    gpus_per_pod: int = Field(default=1, ge=1)
-    min_replicas: int = Field(default=1, ge=0)
-    max_replicas: int = Field(ge=1)
+    gpus_per_pod: int = Field(default=1, ge=1, le=MAX_GPUS_PER_NODE)
+    min_replicas: int = Field(default=1, ge=0, le=MAX_POOL_GPUS)
+    max_replicas: int = Field(ge=1, le=MAX_POOL_GPUS)
     #: Average utilisation per GPU (%) the workload is scaled to hold.
     target_utilization: Percent = Field(default=60, gt=0, le=100)
     polling_interval: int = Field(default=15, ge=5, le=300)
@@ -145,7 +145,7 @@ class WorkloadConfig(Model):
     #: Seconds before scaling from 1 to 0 (only with minReplicas: 0).
     cooldown_period: int = Field(default=300, ge=0)
     #: Replicas to hold while the metric is unavailable (at least the current count is kept).
-    fallback_replicas: int | None = Field(default=None, ge=0)
+    fallback_replicas: int | None = Field(default=None, ge=0, le=MAX_POOL_GPUS)
     fallback_failure_threshold: int = Field(default=3, ge=1)
     termination_grace_period_seconds: int = Field(default=60, ge=0, le=3600)
     wake_trigger: WakeTriggerConfig | None = None

@@ -329,3 +329,29 @@ def test_config_and_secret_problems_come_in_one_run_before_any_resource() -> Non
     keys = [p.key for p in exc.value.problems]
     assert keys == ["gcore:permanentApiToken", "secrets:leftover", "gpuPool.maxNodes"], exc.value
     assert rec.resources == []
+
+
+
+WINDOW = {"start": "0 8 * * *", "end": "0 18 * * *"}
+
+
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("gpuPool.headroom", {"gpus": 3201}, "headroom.gpus: 3201 must be at most 3200"),
+    ("gpuPool.headroom", {"gpus": 0, "podGpus": 17, "schedules": [{**WINDOW, "minReplicas": 1}]},
+     "headroom.podGpus: 17 must be at most 16"),
+    ("gpuPool.headroom", {"gpus": 0, "schedules": [{**WINDOW, "minReplicas": 3201}]},
+     "minReplicas: 3201 must be at most 3200"),
+    ("gpuPool.minNodes", 201, "gpuPool.minNodes: 201 must be at most 200"),
+    ("systemPool", {"minNodes": 201}, "systemPool.minNodes: 201 must be at most 200"),
+    ("workloads.0.minReplicas", 3201, "minReplicas: 3201 must be at most 3200"),
+    ("workloads.0.maxReplicas", 3201, "maxReplicas: 3201 must be at most 3200"),
+    ("workloads.0.fallbackReplicas", 3201, "fallbackReplicas: 3201 must be at most 3200"),
+    ("workloads.0.gpusPerPod", 17, "gpusPerPod: 17 must be at most 16"),
+])
+def test_a_count_past_what_one_pool_can_hold_is_refused_before_any_check_counts_to_it(key: str, value: object,
+                                                                                     said: str) -> None:
+    """Every count of nodes, GPUs or pods in a pool is bounded (stackconfig/gpu_pool.py MAX_NODES, MAX_POOL_GPUS),
+    so no check is handed a number it cannot count to: `headroom.gpus: 1000000000`, a typo, once made the packing
+    check list a billion placeholders and run out of memory."""
+    message = problems(config(**{key: value}))
+    assert said in message, message

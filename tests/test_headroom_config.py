@@ -167,3 +167,22 @@ def test_a_window_counts_the_workloads_at_their_scheduled_minimum() -> None:
     too_many = with_headroom({"gpus": 1, "schedules": [{**WINDOW, "minReplicas": 9}]},
                              **{"workloads.0.schedules": [{**WINDOW, "minReplicas": 8}]})
     assert "scheduled minimum replicas" in problems(too_many)
+
+
+def test_the_most_placeholders_that_fit_are_found_in_a_few_packs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,200 placeholders on a pool of 199 nodes at minNodes: the advice names the most that fit beside the
+    workload's replica (199 × 8 − 1), found by halving, a pack per halving (one pack per count took 23 s)."""
+    from stackconfig.rules import headroom
+
+    packs: list[int] = []
+    real_pack = packing.pack
+
+    def counted(*args: Any) -> Any:
+        packs.append(1)
+        return real_pack(*args)
+
+    monkeypatch.setattr(headroom.packing, "pack", counted)
+    message = problems(with_headroom({"gpus": 3200}, **{"gpuPool.minNodes": 199, "gpuPool.maxNodes": 200,
+                                                       "workloads.0.maxReplicas": 1600}))
+    assert "lower gpuPool.headroom.gpus to at most 1591, or raise gpuPool.minNodes" in message, message
+    assert len(packs) <= 2 + 12, len(packs)  # the check itself, then log2(3200) halvings
