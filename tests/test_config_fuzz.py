@@ -31,7 +31,7 @@ BASES: tuple[dict[str, Any], ...] = (stack_file("dev"), stack_file("prod"))
 #: Wrong types, out-of-range numbers, lists where maps go and the reverse, text that looks like a key's value.
 VALUES: tuple[Any, ...] = (
     "abc", "", "3", "inference", "http", "v1.35.3", "5m", "0 8 * * 1-5", "x" * 50, "UPPER",
-    0, 1, 2, -1, 7, 100, 1000, 0.5, 2.5, True, False, None,
+    0, 1, 2, -1, 7, 100, 1000, 3201, 10**9, 0.5, 2.5, True, False, None,
     [], [1], ["a"], [{"name": "x"}], {}, {"a": 1}, {"gpus": 3, "podGpus": 2}, {"port": "http"},
 )
 
