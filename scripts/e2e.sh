@@ -10,6 +10,7 @@
 #   bash scripts/e2e.sh serving       # the serving profile through the same chain (E2E_OUT: serving-timeline.json)
 #   bash scripts/e2e.sh -- -k destroy # extra pytest arguments after --
 #   E2E_FILES=e2e/test_lifecycle.py bash scripts/e2e.sh   # only these test files
+#   E2E_SHARD=1/2 bash scripts/e2e.sh                     # half of them (below)
 #
 # Needs the toolchain (bash scripts/toolchain.sh; this script never builds it) and the fast suite's environment
 # (bash scripts/test.sh makes .venv and fills the chart cache). Each phase prints its wall time.
@@ -28,6 +29,13 @@ case "$suite" in
   *) echo "e2e: unknown suite '$suite' (lifecycle, autoscaling or serving)" >&2; exit 2 ;;
 esac
 if [ -n "${E2E_FILES:-}" ]; then read -r -a files <<<"$E2E_FILES"; fi
+# E2E_SHARD=K/N: the suite's K-th of N parts (every N-th file from the K-th), which can run at once: each run has
+# its own network namespace, clusters and stacks (.ci/run runs the lifecycle suite's two halves side by side).
+if [ -n "${E2E_SHARD:-}" ]; then
+  part="${E2E_SHARD%/*}" parts="${E2E_SHARD#*/}" picked=()
+  for i in "${!files[@]}"; do (( i % parts == part - 1 )) && picked+=("${files[$i]}"); done
+  files=("${picked[@]}")
+fi
 if ! python3 toolchain/build.py --check >/dev/null 2>&1; then
   echo "e2e: the Go toolchain is not built on this machine; build it once with: bash scripts/toolchain.sh" >&2
   exit 2
