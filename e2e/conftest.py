@@ -36,16 +36,17 @@ def tc() -> Toolchain:
 @pytest.fixture(scope="session", autouse=True)
 def no_leaked_terraform_providers(tc: Toolchain) -> Iterator[None]:
     """The Any Terraform Provider leaves the Terraform provider it starts running after the engine kills it
-    (pulumi/pulumi-terraform-bridge#3349, open): the orphans of this session's commands are stopped at the end."""
+    (pulumi/pulumi-terraform-bridge#3349, open): the orphans are stopped at the end, those of every toolchain view
+    (a preview without a cluster runs the engine alone: realengine/preview.py, another view, another Pulumi home)."""
     yield
-    plugins = str(tc.home / "dynamic_tf_plugins")
+    views = str(tc.home.parent.parent) + os.sep
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
             ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == 1 and cmdline.startswith(plugins):
+        if ppid == 1 and cmdline.startswith(views) and f"{os.sep}dynamic_tf_plugins{os.sep}" in cmdline:
             os.kill(int(proc.name), 15)
 
 
