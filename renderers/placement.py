@@ -22,8 +22,7 @@ NODE_LOST_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreacha
 
 @dataclass(frozen=True)
 class PoolPlacement:
-    """Where GPU pods go: the pool's node labels (selected) and taints (tolerated), whether its capacity is spot,
-    and its GPUs per node (0: unknown, as for a consumer stack)."""
+    """`gpus_per_node` 0: unknown, as for a consumer stack."""
 
     labels: Mapping[str, str]
     taints: Mapping[str, str]

@@ -21,10 +21,7 @@ from stacknames import (
 #: Default price estimate per GPU-hour: policy/config/*.json `pricePerNodeHour` 32.0 / 8 GPUs.
 DEFAULT_PRICE_PER_GPU_HOUR = 4.0
 DEFAULT_POOL_NAME = "gpu"
-#: The most nodes a pool may have (`maxNodes`) and GPUs a node has (`gpusPerNode`; the flavor table's largest is 8),
-#: and so the most GPUs, GPU pods or placeholder pods one pool can hold: every count of those is bounded by them
-#: before any check counts, packs or lists them (`headroom.gpus: 1000000000`, a typo, made the packing check run
-#: out of memory).
+#: Bounds of every count in a pool, checked before a rule lists them (`headroom.gpus: 1000000000` ran out of memory).
 MAX_NODES, MAX_GPUS_PER_NODE = 200, 16
 MAX_POOL_GPUS = MAX_NODES * MAX_GPUS_PER_NODE
 DEFAULT_POOL_TAINTS = {GPU_RESOURCE: "present:NoSchedule"}

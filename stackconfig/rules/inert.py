@@ -8,7 +8,6 @@ from stackconfig.system_pool import SystemPoolConfig
 
 
 def inert_key_problems(cfg: StackConfig) -> list[Problem]:
-    """Keys set explicitly where they cannot take effect: refused rather than silently ignored."""
     out: list[Problem] = []
     s = cfg.system_pool
     if not s.enabled:

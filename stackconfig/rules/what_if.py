@@ -9,7 +9,6 @@ from stackconfig.stack import StackConfig
 
 
 def what_if_problems(cfg: StackConfig) -> list[Problem]:
-    """The what-if section must name a real workload, ordered ranges and a parseable start time."""
     w = cfg.what_if
     if w is None:
         return []
