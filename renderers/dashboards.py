@@ -6,19 +6,17 @@ field names and the layout follow Grafana's dashboard schema instead of a hand-r
 Two dashboards, loaded by kube-prometheus-stack's Grafana sidecar from ConfigMaps labelled
 `grafana_dashboard: "1"` (the chart's default `grafana.sidecar.dashboards.label`/`labelValue`):
 
-- `gpu-autoscaling.json`: the pool (nodes against min/max, GPUs provisioned / allocatable / allocated,
-  pending GPU pods, utilisation per node, GPU-hours and their cost; on a stack with several GPU pools one row
-  over the pools a `pool` variable selects, a line per pool, each priced at its own price), the headroom of each
-  pool that has it, and one row per workload (replicas
-  wanted by the metric, desired, current, available and max; utilisation per GPU against the target;
+- `gpu-autoscaling.json`: the pools (nodes against min/max, GPUs provisioned / allocatable / allocated, pending
+  GPU pods, utilisation per node, GPU-hours and their cost: one row over the pools a `pool` variable selects, a
+  line per pool, each priced at its own price), the headroom of each pool that has it, and one row per workload
+  (replicas wanted by the metric, desired, current, available and max; utilisation per GPU against the target;
   the value KEDA reads against threshold × replicas; utilisation per pod; pending pods; GPU-hours).
 - `gpu-health.json`: temperatures, XIDs, exporter targets, GPUs reporting per node, KEDA scaler errors
   and the platform's firing alerts.
 
 Panels (renderers/dashboard_panels.py) read the recording rules of renderers/rule_groups.py, so a dashboard
-shows exactly what the alerts
-and KEDA compute; tests/test_dashboards.py checks every query parses and names only recorded series.
-Workloads get their own rows (generated) instead of a `$workload` variable: each row carries the
+shows exactly what the alerts and KEDA compute; tests/test_dashboards.py checks every query parses and names only
+recorded series. Workloads get their own rows (generated) instead of a `$workload` variable: each row carries the
 workload's namespace, pod regex and threshold, which a variable could not.
 """
 
@@ -48,65 +46,7 @@ from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 __all__ = ["GRID_WIDTH", "dashboards"]
 
 
-def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
-    if recorded.several_pools(cfg):
-        _pools_section(layout, cfg)
-        return
-    pool = cfg.pools[0]
-    layout.row(f"GPU pool '{pool.name}': {pool.flavor}, {pool.min_nodes}-{pool.max_nodes} nodes × {pool.gpus} GPUs")
-    layout.add(_timeseries(
-        "Pool nodes",
-        "Nodes of the GPU pool (from their labels in kube-state-metrics) against minNodes and maxNodes. "
-        "A bare-metal node takes 20-25 minutes from scale-up to Ready; at maxNodes the pool cannot grow.",
-        (recorded.POOL_NODES, "nodes"), (recorded.POOL_NODES_READY, "Ready"),
-        (recorded.POOL_NODES_MIN, "minNodes"), (recorded.POOL_NODES_MAX, "maxNodes"),
-    ), 12, 8)
-    layout.add(_timeseries(
-        "GPUs: provisioned, allocatable, allocated",
-        "Provisioned: pool nodes × GPUs per node (billed). Allocatable: what the device plugin offers "
-        "(lower than provisioned while a node is booting or broken). Allocated: GPUs requested by Running pods.",
-        (recorded.POOL_GPUS_PROVISIONED, "provisioned"), (recorded.POOL_GPUS_ALLOCATABLE, "allocatable"),
-        (recorded.POOL_GPUS_ALLOCATED, "allocated"),
-    ), 12, 8)
-    _pending_and_utilisation(layout, recorded.NODE_GPU_UTIL)
-    _gpu_hours(layout, _hours(recorded.POOL_GPUS_ALLOCATED), _hours(recorded.POOL_GPUS_PROVISIONED), "", "the pool's",
-               "Provisioned GPU-hours × the `gpu_hour_price` variable (starts at gpuPool.pricePerGpuHour; type your "
-               "price).", f"{_hours(recorded.POOL_GPUS_PROVISIONED)} * $gpu_hour_price")
-
-
-def _gpu_hours(layout: _Layout, allocated: str, provisioned: str, where: str, whose: str, cost_description: str,
-               cost: str) -> None:
-    """GPU-hours allocated and provisioned over the time range, the idle share, and their cost."""
-    layout.add(_stat(
-        "GPU-hours allocated",
-        f"GPU-hours requested by Running pods{where} over the dashboard's time range (sampled each minute).",
-        allocated, "none"), 6, 4)
-    layout.add(_stat(
-        "GPU-hours provisioned",
-        f"GPU-hours of {whose} nodes over the time range: what the bare-metal servers are billed for.",
-        provisioned, "none"), 6, 4)
-    layout.add(_stat(
-        "Idle share of provisioned GPU-hours",
-        "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
-        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
-    layout.add(_stat("Cost of provisioned GPU-hours", cost_description, cost, "currencyEUR", 0), 6, 4)
-
-
-def _pending_and_utilisation(layout: _Layout, node_util: str) -> None:
-    layout.add(_timeseries(
-        "Pending GPU pods",
-        "Pods that request nvidia.com/gpu and are Pending. They trigger the Cluster Autoscaler and, while "
-        "they wait, count in the HPA's replicas without adding GPU utilisation.",
-        (f"count by (namespace) ({recorded.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
-    ), 12, 8)
-    layout.add(_timeseries(
-        "GPU utilisation per node",
-        f"Average {dcgm.GPU_UTIL_METRIC} of each node's GPUs (each GPU counted once).",
-        (node_util, "{{node}}"), unit="percent", max_=100,
-    ), 12, 8)
-
-
-#: The dashboard variable that picks the GPU pools shown (a stack with several pools).
+#: The dashboard variable that picks the GPU pools shown.
 POOL_VARIABLE = "pool"
 
 
@@ -115,8 +55,8 @@ def _of_pools(metric: str) -> str:
     return f'{metric}{{{recorded.POOL}=~"${POOL_VARIABLE}"}}'
 
 
-def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
-    """Several GPU pools: one row, every panel over the pools the `pool` variable selects, one line per pool."""
+def _pool_section(layout: _Layout, cfg: StackConfig) -> None:
+    """The GPU pools: one row, every panel over the pools the `pool` variable selects, one line per pool."""
     pools = ", ".join(f"{p.name} ({p.flavor}{', spot' if p.spot else ''}, {p.min_nodes}-{p.max_nodes} × {p.gpus} "
                       "GPUs)" for p in cfg.pools)
     layout.row(f"GPU pools: {pools}")
@@ -137,22 +77,46 @@ def _pools_section(layout: _Layout, cfg: StackConfig) -> None:
         (_of_pools(recorded.POOL_GPUS_ALLOCATABLE), "{{pool}} allocatable"),
         (_of_pools(recorded.POOL_GPUS_ALLOCATED), "{{pool}} allocated"),
     ), 12, 8)
-    _pending_and_utilisation(
-        layout, f"{recorded.NODE_GPU_UTIL} and on (node) {_of_pools(recorded.POOL_NODE)}")
+    layout.add(_timeseries(
+        "Pending GPU pods",
+        "Pods that request nvidia.com/gpu and are Pending. They trigger the Cluster Autoscaler and, while "
+        "they wait, count in the HPA's replicas without adding GPU utilisation.",
+        (f"count by (namespace) ({recorded.POD_GPU_PENDING})", "{{namespace}}"), stack=True,
+    ), 12, 8)
+    layout.add(_timeseries(
+        "GPU utilisation per node",
+        f"Average {dcgm.GPU_UTIL_METRIC} of each node's GPUs (each GPU counted once).",
+        (f"{recorded.NODE_GPU_UTIL} and on (node) {_of_pools(recorded.POOL_NODE)}", "{{node}}"), unit="percent",
+        max_=100,
+    ), 12, 8)
     allocated, provisioned = (_hours(f"sum({_of_pools(m)})")
                               for m in (recorded.POOL_GPUS_ALLOCATED, recorded.POOL_GPUS_PROVISIONED))
-    _gpu_hours(layout, allocated, provisioned, " on the selected pools", "the selected pools'",
-               "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand "
-               "and spot capacity are priced apart).",
-               f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})")
+    layout.add(_stat(
+        "GPU-hours allocated",
+        "GPU-hours requested by Running pods on the selected pools over the dashboard's time range (sampled each "
+        "minute).", allocated, "none"), 6, 4)
+    layout.add(_stat(
+        "GPU-hours provisioned",
+        "GPU-hours of the selected pools' nodes over the time range: what the bare-metal servers are billed for.",
+        provisioned, "none"), 6, 4)
+    layout.add(_stat(
+        "Idle share of provisioned GPU-hours",
+        "1 - allocated / provisioned over the time range: the GPUs paid for but not requested by any pod.",
+        f"1 - ({allocated}) / ({provisioned})", "percentunit"), 6, 4)
+    layout.add(_stat(
+        "Cost of provisioned GPU-hours",
+        "Provisioned GPU-hours of each selected pool × its pricePerGpuHour (the stack's estimates: on-demand and spot "
+        "capacity are priced apart).",
+        f"sum({_hours(_of_pools(recorded.POOL_GPUS_PROVISIONED))} * on ({recorded.POOL}) {recorded.POOL_PRICE})",
+        "currencyEUR", 0), 6, 4)
 
 
-def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str | None = None) -> None:
+def _workload_section(layout: _Layout, w: WorkloadConfig, pool: str) -> None:
     threshold = promql.format_number(promql.threshold_value(w.gpu_target_utilization, w.gpus_per_pod))
     target = promql.format_number(w.gpu_target_utilization)
     pods = promql.pods(w.name, w.namespace)
     layout.row(
-        f"Workload {w.namespace}/{w.name}{f' on pool {pool!r}' if pool else ''}: {w.gpus_per_pod} GPU(s) per pod, "
+        f"Workload {w.namespace}/{w.name} on pool {pool!r}: {w.gpus_per_pod} GPU(s) per pod, "
         f"target {target} % "
         f"per GPU, {w.min_replicas}-{w.max_replicas} replicas"
     )
@@ -263,18 +227,16 @@ def _profile_panels(layout: _Layout, w: WorkloadConfig) -> None:
 def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
     """Spare GPUs held by the placeholders: held, preempted (Pending) and the target the schedules set; one row per
     pool with headroom."""
-    several = recorded.several_pools(cfg)
     for pool in cfg.pools:
         h = pool.headroom
         if h is None:
             continue
         windows = f", {len(h.schedules)} schedule window(s)" if h.schedules else ""
-        where = f" on pool '{pool.name}'" if several else ""
-        layout.row(f"GPU headroom{where}: {h.gpus} GPU(s) in placeholder pods of {cfg.headroom_pod_gpus(pool)}"
-                   f"{windows}")
+        layout.row(f"GPU headroom on pool '{pool.name}': {h.gpus} GPU(s) in placeholder pods of "
+                   f"{cfg.headroom_pod_gpus(pool)}{windows}")
 
         def of(metric: str, p: GpuPoolConfig = pool) -> str:
-            return recorded.pool_series(metric, cfg, p)
+            return recorded.pool_series(metric, p)
 
         layout.add(_timeseries(
             "Headroom GPUs: held, preempted, target",
@@ -285,12 +247,8 @@ def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
             (of(recorded.HEADROOM_GPUS_HELD), "held"), (of(recorded.HEADROOM_GPUS_PENDING), "preempted (Pending)"),
             (of(recorded.HEADROOM_GPUS_WANTED), "target"), stack=False,
         ), 18, 8)
-        if several:
-            cost = (f"{_hours(of(recorded.HEADROOM_GPUS_HELD))} * on () "
-                    f"{of(recorded.POOL_PRICE)}")
-            how = f"× the pool's pricePerGpuHour ({promql.format_number(pool.price_per_gpu_hour)})"
-        else:
-            cost, how = f"{_hours(recorded.HEADROOM_GPUS_HELD)} * $gpu_hour_price", "× the `gpu_hour_price` variable"
+        cost = f"{_hours(of(recorded.HEADROOM_GPUS_HELD))} * on () {of(recorded.POOL_PRICE)}"
+        how = f"× the pool's pricePerGpuHour ({promql.format_number(pool.price_per_gpu_hour)})"
         layout.add(_stat(
             "Cost of held headroom",
             f"GPU-hours held by Running placeholders over the time range {how}.",
@@ -298,17 +256,13 @@ def _headroom_section(layout: _Layout, cfg: StackConfig) -> None:
 
 
 def _dashboard(uid: str, title: str, description: str, layout: _Layout,
-               price: float | None = None, pools: list[str] | None = None) -> dict[str, Any]:
+               pools: list[str] | None = None) -> dict[str, Any]:
     board = (
         db.Dashboard(title).uid(uid).description(description).tags(TAGS).readonly()
         .time("now-6h", "now").refresh("30s").timezone("").tooltip(dm.DashboardCursorSync.CROSSHAIR)
         .with_variable(db.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
         .link(db.DashboardLink("GPU platform").type(dm.DashboardLinkType.DASHBOARDS).tags(TAGS).as_dropdown(False))
     )
-    if price is not None:
-        # Starts at the stack's `gpuPool.pricePerGpuHour` estimate; a viewer can type their real price.
-        board = board.with_variable(
-            db.TextBoxVariable("gpu_hour_price").label("Price per GPU-hour").default_value(promql.format_number(price)))
     if pools:
         # Which GPU pools the pool panels show (all by default); the workload rows name their own pool.
         board = board.with_variable(
@@ -370,16 +324,13 @@ def _autoscaling(cfg: StackConfig) -> dict[str, Any]:
     layout = _Layout()
     _pool_section(layout, cfg)
     _headroom_section(layout, cfg)
-    several = recorded.several_pools(cfg)
     for w in cfg.workloads:
         pool = cfg.pool_of(w)
-        _workload_section(layout, w, pool.name if several and pool is not None else None)
-    what = ("the GPU pools scale: replicas against the metric, nodes against each pool's limits, GPU-hours and their "
-            "cost per pool." if several else
-            "the GPU pool scale: replicas against the metric, nodes against the pool's limits, GPU-hours.")
-    return _dashboard("gpu-platform-autoscaling", "GPU autoscaling", f"How the GPU workloads and {what}", layout,
-                      price=None if several else cfg.pools[0].price_per_gpu_hour,
-                      pools=[p.name for p in cfg.pools] if several else None)
+        assert pool is not None  # stackconfig refuses a workload without a pool of the stack
+        _workload_section(layout, w, pool.name)
+    return _dashboard("gpu-platform-autoscaling", "GPU autoscaling", "How the GPU workloads and the GPU pools scale: "
+                      "replicas against the metric, nodes against each pool's limits, GPU-hours and their cost per "
+                      "pool.", layout, pools=[p.name for p in cfg.pools])
 
 
 def dashboards(cfg: StackConfig) -> dict[str, dict[str, Any]]:

@@ -45,8 +45,7 @@ POOL_NODES_MAX = "gpu_pool:nodes_max:value"
 POOL_GPUS_ALLOCATABLE = "gpu_pool:gpus_allocatable:sum"
 POOL_GPUS_PROVISIONED = "gpu_pool:gpus_provisioned:sum"
 POOL_GPUS_ALLOCATED = "gpu_pool:gpus_allocated:sum"
-#: The pool's estimated price per GPU-hour (its `pricePerGpuHour`): recorded on a stack with several pools, whose
-#: dashboards price each pool's GPU-hours at its own price.
+#: The pool's estimated price per GPU-hour (its `pricePerGpuHour`): the dashboards price each pool's GPU-hours at it.
 POOL_PRICE = "gpu_pool:price_per_gpu_hour:value"
 POD_GPU_REQUESTS = "namespace_pod:gpu_requests:sum"
 POD_GPU_PENDING = "namespace_pod:gpu_pod_pending:info"
@@ -94,41 +93,33 @@ def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> dict[
     return rule
 
 
-#: The label that tells one GPU pool's series from another's, on a stack with several pools. A stack with one pool
-#: keeps the series it had before there were several (no label), so its rules, alerts and dashboards are unchanged.
+#: The label that tells one GPU pool's series from another's (a stack with one pool has it too).
 POOL = "pool"
 
 
-def several_pools(cfg: StackConfig) -> bool:
-    return len(cfg.pools) > 1
+def pool_labels(pool: GpuPoolConfig) -> dict[str, str]:
+    return {POOL: pool.name}
 
 
-def pool_labels(cfg: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
-    """`{pool: <name>}` on a stack with several pools, else nothing."""
-    return {POOL: pool.name} if several_pools(cfg) else {}
-
-
-def pool_series(metric: str, cfg: StackConfig, pool: GpuPoolConfig) -> str:
-    """A pool-scoped recorded series: `metric{pool="<name>"}` on a stack with several pools, else `metric`."""
-    labels = pool_labels(cfg, pool)
-    return f"{metric}{{{sel(**labels)}}}" if labels else metric
+def pool_series(metric: str, pool: GpuPoolConfig) -> str:
+    """A pool-scoped recorded series: `metric{pool="<name>"}`."""
+    return f"{metric}{{{sel(**pool_labels(pool))}}}"
 
 
 def _workload_labels(cfg: StackConfig, w: WorkloadConfig) -> dict[str, str]:
     pool = cfg.pool_of(w)
-    return {"workload": w.name, "namespace": w.namespace, **(pool_labels(cfg, pool) if pool is not None else {})}
+    return {"workload": w.name, "namespace": w.namespace, **(pool_labels(pool) if pool is not None else {})}
 
 
 # --- recording rules -----------------------------------------------------------------------------
 
 
-def _one_pool_rules(cfg: StackConfig, pool: GpuPoolConfig) -> list[dict[str, Any]]:
+def _one_pool_rules(pool: GpuPoolConfig) -> list[dict[str, Any]]:
     """The nodes and GPUs of one pool, found by its node labels."""
     pool_matchers = {ksm_label_name(k): v for k, v in sorted(pool_node_labels(pool).items())}
     ready = ksm("kube_node_status_condition", condition="Ready", status="true")
-    labels = pool_labels(cfg, pool)
-    node, node_ready = pool_series(POOL_NODE, cfg, pool), pool_series(POOL_NODE_READY, cfg, pool)
-    nodes = pool_series(POOL_NODES, cfg, pool)
+    labels = pool_labels(pool)
+    node, node_ready, nodes = (pool_series(m, pool) for m in (POOL_NODE, POOL_NODE_READY, POOL_NODES))
     return [
         _record(POOL_NODE, f"max by (node) ({ksm('kube_node_labels', **pool_matchers)})", labels),
         _record(POOL_NODE_READY, f"{node} and on (node) (max by (node) ({ready}) == 1)", labels),
@@ -143,26 +134,23 @@ def _one_pool_rules(cfg: StackConfig, pool: GpuPoolConfig) -> list[dict[str, Any
         ),
         # Bare-metal nodes are billed per node, whether their GPUs are allocatable or busy.
         _record(POOL_GPUS_PROVISIONED, f"{nodes} * {pool.gpus}", labels),
-        *([_record(POOL_PRICE, f"vector({promql.format_number(pool.price_per_gpu_hour)})", labels)]
-          if labels else []),
+        _record(POOL_PRICE, f"vector({promql.format_number(pool.price_per_gpu_hour)})", labels),
     ]
 
 
-def _allocated_rule(cfg: StackConfig, pool: GpuPoolConfig) -> dict[str, Any]:
-    """GPUs requested by Running pods: on one pool, all of them; on several, those on the pool's nodes."""
+def _allocated_rule(pool: GpuPoolConfig) -> dict[str, Any]:
+    """GPUs requested by Running pods on the pool's nodes."""
     running = f"{POD_GPU_REQUESTS} and on (namespace, pod) {POD_GPU_RUNNING}"
-    if not several_pools(cfg):
-        return _record(POOL_GPUS_ALLOCATED, f"sum({running})")
     on_pool = (f"(max by (namespace, pod, node) ({ksm('kube_pod_info')}) and on (node) "
-               f"{pool_series(POOL_NODE, cfg, pool)})")
-    return _record(POOL_GPUS_ALLOCATED, f"sum({running} and on (namespace, pod) {on_pool})", pool_labels(cfg, pool))
+               f"{pool_series(POOL_NODE, pool)})")
+    return _record(POOL_GPUS_ALLOCATED, f"sum({running} and on (namespace, pod) {on_pool})", pool_labels(pool))
 
 
 def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     running = ksm("kube_pod_status_phase", phase="Running")
     pending = ksm("kube_pod_status_phase", phase="Pending")
     return [
-        *(rule for pool in cfg.pools for rule in _one_pool_rules(cfg, pool)),
+        *(rule for pool in cfg.pools for rule in _one_pool_rules(pool)),
         _record(
             POD_GPU_REQUESTS,
             f"sum by (namespace, pod) ({ksm('kube_pod_container_resource_requests', resource=KSM_GPU_RESOURCE)})",
@@ -171,7 +159,7 @@ def _pool_rules(cfg: StackConfig) -> list[dict[str, Any]]:
                                  f"({POD_GPU_REQUESTS} > 0)"),
         _record(POD_GPU_RUNNING, f"(max by (namespace, pod) ({running}) == 1) and on (namespace, pod) "
                                  f"({POD_GPU_REQUESTS} > 0)"),
-        *(_allocated_rule(cfg, pool) for pool in cfg.pools),
+        *(_allocated_rule(pool) for pool in cfg.pools),
     ]
 
 
@@ -252,23 +240,16 @@ def _wanted_rules(w: WorkloadConfig, labels: dict[str, str]) -> list[dict[str, A
 
 def _headroom_rules(cfg: StackConfig) -> list[dict[str, Any]]:
     """GPUs the headroom placeholders hold (Running), lack (Pending: preempted by a burst or waiting for a
-    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules). On a stack with several
-    pools, one set per pool with headroom, each over that pool's placeholder Deployment."""
-    if not several_pools(cfg):
-        return _placeholder_rules(cfg, cfg.pools[0], f'{POD_GPU_REQUESTS}{{namespace="{HEADROOM_NAMESPACE}"}}')
-    out = []
-    for pool in cfg.pools:
-        if pool.headroom is not None:
-            name = placeholder_name(pool.name, cfg.first_pool(pool))
-            pods = f"{POD_GPU_REQUESTS}{{{promql.pods(name, HEADROOM_NAMESPACE)}}}"
-            out += _placeholder_rules(cfg, pool, pods)
-    return out
+    node) and should hold (the Deployment's replicas, which KEDA moves with the schedules): one set per pool with
+    headroom, each over that pool's placeholder Deployment."""
+    return [rule for pool in cfg.pools if pool.headroom is not None for rule in _placeholder_rules(cfg, pool)]
 
 
-def _placeholder_rules(cfg: StackConfig, pool: GpuPoolConfig, held: str) -> list[dict[str, Any]]:
+def _placeholder_rules(cfg: StackConfig, pool: GpuPoolConfig) -> list[dict[str, Any]]:
     name = placeholder_name(pool.name, cfg.first_pool(pool))
+    held = f"{POD_GPU_REQUESTS}{{{promql.pods(name, HEADROOM_NAMESPACE)}}}"
     replicas = ksm("kube_deployment_spec_replicas", namespace=HEADROOM_NAMESPACE, deployment=name)
-    labels = pool_labels(cfg, pool)
+    labels = pool_labels(pool)
     return [
         _record(HEADROOM_GPUS_HELD, f"sum({held} and on (namespace, pod) {POD_GPU_RUNNING}) or vector(0)", labels),
         _record(HEADROOM_GPUS_PENDING, f"sum({held} and on (namespace, pod) {POD_GPU_PENDING}) or vector(0)", labels),

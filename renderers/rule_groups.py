@@ -45,7 +45,6 @@ from renderers.recording_rules import (
     pool_series,
     recording_rules,
     sel,
-    several_pools,
 )
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
 from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE
@@ -114,16 +113,11 @@ def _headroom_alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespa
         values = runbook_values(cfg, gpu_operator_namespace, keda_namespace, pool)
         out.append(_alert(
             "GpuHeadroomNotRestored",
-            f"({pool_series(HEADROOM_GPUS_PENDING, cfg, pool)} > 0) and on () "
-            f"({pool_series(POOL_NODES, cfg, pool)} >= {pool.max_nodes})", HEADROOM_NOT_RESTORED_FOR, "warning",
-            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool{_named(cfg, pool)} is at maxNodes "
-            f"({pool.max_nodes})", values, pool_labels(cfg, pool)))
+            f"({pool_series(HEADROOM_GPUS_PENDING, pool)} > 0) and on () "
+            f"({pool_series(POOL_NODES, pool)} >= {pool.max_nodes})", HEADROOM_NOT_RESTORED_FOR, "warning",
+            f"GPU headroom lacks {{{{ $value }}}} GPU(s) and the pool '{pool.name}' is at maxNodes "
+            f"({pool.max_nodes})", values, pool_labels(pool)))
     return out
-
-
-def _named(cfg: StackConfig, pool: GpuPoolConfig) -> str:
-    """` '<name>'` in a summary on a stack with several pools; nothing on one (its summaries are unchanged)."""
-    return f" '{pool.name}'" if several_pools(cfg) else ""
 
 
 # --- alerts --------------------------------------------------------------------------------------
@@ -190,12 +184,10 @@ def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace
 
 
 def _pending(cfg: StackConfig, pool: GpuPoolConfig) -> str | None:
-    """The Pending GPU pods an alert of `pool` watches. On one pool: every GPU pod but the placeholders (Pending by
-    design after a burst; GpuHeadroomNotRestored covers them). On several: each pool's workloads' pods; the first
-    pool also takes the GPU pods of no workload here (other stacks deploy onto it: the `gpuPool` output is it)."""
+    """The Pending GPU pods an alert of `pool` watches: each pool's workloads' pods, never the placeholders (Pending
+    by design after a burst; GpuHeadroomNotRestored covers them); the first pool also takes the GPU pods of no
+    workload here (other stacks deploy onto it: the `gpuPool` output is it)."""
     others = f'{POD_GPU_PENDING}{{namespace!="{HEADROOM_NAMESPACE}"}}'
-    if not several_pools(cfg):
-        return others
 
     def pods(workloads: list[WorkloadConfig]) -> str:
         return " or ".join(f"{POD_GPU_PENDING}{{{promql.pods(w.name, w.namespace)}}}" for w in workloads)
@@ -209,11 +201,11 @@ def _pending(cfg: StackConfig, pool: GpuPoolConfig) -> str | None:
 
 def _pool_alerts(cfg: StackConfig, pool: GpuPoolConfig, values: Mapping[str, object]) -> list[dict[str, Any]]:
     """The alerts about one GPU pool: its nodes, its Pending pods, its maxNodes."""
-    labels = pool_labels(cfg, pool)
-    node_ready, nodes = pool_series(POOL_NODE_READY, cfg, pool), pool_series(POOL_NODES, cfg, pool)
-    on_pool = f"{{{sel(**labels)}}}" if labels else ""
-    named = _named(cfg, pool)
-    of_pool = f" of pool{named}" if named else ""
+    labels = pool_labels(pool)
+    node_ready, nodes = pool_series(POOL_NODE_READY, pool), pool_series(POOL_NODES, pool)
+    on_pool = f"{{{sel(**labels)}}}"
+    named = f" '{pool.name}'"
+    of_pool = f" of pool{named}"
     out = [_alert(
         "GpuNodeGpusNotAllocatable",
         f"{node_ready} unless on (node) ({ksm('kube_node_status_allocatable', resource=KSM_GPU_RESOURCE)} > 0)",

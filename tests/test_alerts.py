@@ -160,9 +160,10 @@ def headroom_cases(cfg: StackConfig, placeholder: Any) -> list[Case]:
                 Check("10m", "GpuHeadroomNotRestored"),
                 Check("20m", "GpuHeadroomNotRestored", (Fires({}, lacking),)),
             ),
-            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({}, cfg.headroom_pod_gpus(cfg.pools[0])),)),
-                   ("30m", recorded.HEADROOM_GPUS_PENDING, (({}, lacking),)),
-                   ("30m", recorded.HEADROOM_GPUS_WANTED, (({}, 3 * cfg.headroom_pod_gpus(cfg.pools[0])),))),
+            exprs=(("30m", recorded.HEADROOM_GPUS_HELD, (({"pool": "gpu"}, cfg.headroom_pod_gpus(cfg.pools[0])),)),
+                   ("30m", recorded.HEADROOM_GPUS_PENDING, (({"pool": "gpu"}, lacking),)),
+                   ("30m", recorded.HEADROOM_GPUS_WANTED,
+                    (({"pool": "gpu"}, 3 * cfg.headroom_pod_gpus(cfg.pools[0])),))),
         ),
         Case(
             "preempted placeholders wait for a node the autoscaler is adding",
@@ -230,9 +231,11 @@ def cases(cfg: StackConfig) -> list[Case]:
     wanted_hot = math.ceil(pods * hot / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))
 
     def w1_pod(state: str, suffix: str, phase_values: str, gpus: str | None = "1x60",
-               namespace: str | None = None) -> dict[str, str]:
+               namespace: str | None = None, node: str | None = None) -> dict[str, str]:
         ns, pod = namespace or w1.namespace, pod_name(w1, suffix)
         out = {ksm("kube_pod_status_phase", namespace=ns, pod=pod, phase=state): phase_values}
+        if node is not None:  # bound to a node: kube-state-metrics' kube_pod_info names it
+            out[ksm("kube_pod_info", namespace=ns, pod=pod, node=node)] = phase_values
         if gpus is not None:
             out[ksm("kube_pod_container_resource_requests", namespace=ns, pod=pod, container=w1.name,
                     resource=cv.KSM_GPU_RESOURCE, unit="integer", node="")] = gpus
@@ -348,7 +351,7 @@ def cases(cfg: StackConfig) -> list[Case]:
             (
                 Check("3m", "GpuWorkloadMetricsMissing"),
                 Check("10m", "GpuWorkloadMetricsMissing",
-                      (Fires({"workload": w1.name, "namespace": w1.namespace}),)),
+                      (Fires({"workload": w1.name, "namespace": w1.namespace, "pool": "gpu"}),)),
             ),
         ),
         Case(
@@ -444,19 +447,20 @@ def cases(cfg: StackConfig) -> list[Case]:
             {
                 **{k: v for i in range(3) for k, v in pool_node(cfg, f"gpu-{i}").items()},
                 **workload_gpus(w2, "gpu-0", ["70x10", "80x10", "90x10", "60x10"][: 2 * w2.gpus_per_pod]),
-                **w1_pod("Running", "runs1", "1x10"), **w1_pod("Running", "runs2", "1x10"),
+                **w1_pod("Running", "runs1", "1x10", node="gpu-0"), **w1_pod("Running", "runs2", "1x10", node="gpu-1"),
+                **w1_pod("Running", "elsewhere", "1x10", node="cpu-0"),  # a GPU pod on no node of the pool
                 **w1_pod("Pending", "stuck", "1x10"),
             },
             exprs=(
-                ("5m", recorded.POOL_GPUS_PROVISIONED, (({}, 3 * cfg.pools[0].gpus),)),
-                ("5m", recorded.POOL_GPUS_ALLOCATABLE, (({}, 3 * 8),)),
-                ("5m", recorded.POOL_GPUS_ALLOCATED, (({}, 2),)),
+                ("5m", recorded.POOL_GPUS_PROVISIONED, (({"pool": "gpu"}, 3 * cfg.pools[0].gpus),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATABLE, (({"pool": "gpu"}, 3 * 8),)),
+                ("5m", recorded.POOL_GPUS_ALLOCATED, (({"pool": "gpu"}, 2),)),
                 ("5m", f"count({recorded.POD_GPU_PENDING})", (({}, 1),)),
                 ("5m", f'{recorded.WL_UTIL_AVG}{{workload="{w2.name}"}}',
-                 (({"workload": w2.name, "namespace": w2.namespace},
+                 (({"workload": w2.name, "namespace": w2.namespace, "pool": "gpu"},
                    sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod]) / (2 * w2.gpus_per_pod)),)),
                 ("5m", f'{recorded.WL_WANTED}{{workload="{w2.name}"}}',
-                 (({"workload": w2.name, "namespace": w2.namespace},
+                 (({"workload": w2.name, "namespace": w2.namespace, "pool": "gpu"},
                    math.ceil(sum([70, 80, 90, 60][: 2 * w2.gpus_per_pod])
                              / promql.threshold_value(w2.target_utilization, w2.gpus_per_pod))),)),
             ),

@@ -347,7 +347,7 @@ WHERE: dict[str, tuple[str, ...]] = {
         "gpu-operator-release.inputs.values.daemonsets.tolerations",
     ),
     "workloads[].pool": (f"{POD}.nodeSelector.platform.gcore-gpu/pool",),
-    "gpuPool.pricePerGpuHour": (f"{DASHBOARD}templating.list[gpu_hour_price].query",),
+    "gpuPool.pricePerGpuHour": (f"{RULES}[gpu_pool:price_per_gpu_hour:value].expr",),
     "gpuPool.provisionMinutes": (
         f"{CLUSTER}.autoscalerConfig.max-node-provision-time",
         f"{CLUSTER}.timeouts.update",

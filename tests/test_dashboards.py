@@ -32,7 +32,7 @@ def recorded_names(groups: list[dict[str, Any]]) -> set[str]:
 
 
 #: Grafana's built-in and our own variables, with a value each query must also parse with.
-SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h", "$gpu_hour_price": "2.5",
+SAMPLE_VALUES = {"$__rate_interval": "1m", "$__interval": "30s", "$__range": "6h",
                  "$pool": "gpu|spot"}
 RECORDED = re.compile(r"\b[a-z_]+:[a-z0-9_:]+\b")
 
@@ -169,16 +169,19 @@ def test_program_ships_these_dashboards(rec: Recording) -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_the_price_variable_starts_at_the_stacks_price(stack: str) -> None:
-    """The cost panels read `$gpu_hour_price`; it starts at gpuPool.pricePerGpuHour, the one price estimate."""
+def test_the_cost_panels_price_each_pool_at_its_own_price(stack: str) -> None:
+    """One pool or several: a `pool` variable over the pools, and the cost priced per pool from the recorded
+    `gpu_pool:price_per_gpu_hour:value`, which follows gpuPool.pricePerGpuHour (the one price estimate)."""
     cfg = stack_config(stack)
-    board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
-    (price,) = [v for v in board["templating"]["list"] if v["name"] == "gpu_hour_price"]
-    assert float(price["query"]) == cfg.pools[0].price_per_gpu_hour
     cheaper = cfg.model_copy(update={"gpu_pool": cfg.pools[0].model_copy(update={"price_per_gpu_hour": 2.75})})
-    (price,) = [v for v in dashboards.dashboards(cheaper)["gpu-autoscaling.json"]["templating"]["list"]
-                if v["name"] == "gpu_hour_price"]
-    assert price["query"] == "2.75"
+    board = dashboards.dashboards(cheaper)["gpu-autoscaling.json"]
+    variables = {v["name"]: v for v in board["templating"]["list"]}
+    assert variables["pool"]["query"] == "gpu" and set(variables) == {"datasource", "pool"}
+    prices = {r["labels"]["pool"]: r["expr"] for g in alerts.rule_groups(cheaper) for r in g["rules"]
+              if r.get("record") == "gpu_pool:price_per_gpu_hour:value"}
+    assert prices == {"gpu": "vector(2.75)"}
+    (cost,) = [e for title, e in exprs(board) if title == "Cost of provisioned GPU-hours"]
+    assert "* on (pool) gpu_pool:price_per_gpu_hour:value" in cost
 
 
 def test_several_pools_get_a_pool_variable_and_each_pool_its_own_price() -> None:
@@ -187,7 +190,6 @@ def test_several_pools_get_a_pool_variable_and_each_pool_its_own_price() -> None
     cfg = two_pool_config()
     board = dashboards.dashboards(cfg)["gpu-autoscaling.json"]
     variables = {v["name"]: v for v in board["templating"]["list"]}
-    assert "gpu_hour_price" not in variables
     assert variables["pool"]["query"] == "gpu,spot" and variables["pool"]["current"]["value"] == "$__all"
     (cost,) = [e for title, e in exprs(board) if title == "Cost of provisioned GPU-hours"]
     assert "* on (pool) gpu_pool:price_per_gpu_hour:value" in cost and 'pool=~"$pool"' in cost

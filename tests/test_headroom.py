@@ -403,7 +403,7 @@ def test_dashboard_shows_headroom_held_and_preempted_only_with_headroom() -> Non
 
     prod = titles_and_exprs("prod")
     held = prod["Headroom GPUs: held, preempted, target"]
-    assert held[:2] == [recorded.HEADROOM_GPUS_HELD, recorded.HEADROOM_GPUS_PENDING]
+    assert held[:2] == [f'{m}{{pool="gpu"}}' for m in (recorded.HEADROOM_GPUS_HELD, recorded.HEADROOM_GPUS_PENDING)]
     assert not any(t.startswith(("GPU headroom", "Headroom")) for t in titles_and_exprs("dev"))
 
 

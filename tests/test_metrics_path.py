@@ -355,7 +355,7 @@ def test_rules_see_the_scraped_labels(scenario: Scenario, servers: Servers) -> N
     """The recording rules on real scraped series: per workload, per node (the `node` relabeling), per pod."""
     prom = servers.program
     w = scenario.inference
-    labels = {"workload": w.deployment, "namespace": w.namespace}
+    labels = {"workload": w.deployment, "namespace": w.namespace, "pool": "gpu"}
     sums = prom.wait_until(f'{recorded.WL_UTIL_SUM}{{workload="{w.deployment}"}}', bool)
     assert [r["metric"] for r in sums] == [{"__name__": recorded.WL_UTIL_SUM, **labels}]
     assert values_of(sums) == values_of(prom.query(w.query))
