@@ -44,11 +44,22 @@ VENV="${VENV:-.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# Only when the pins or the Gcore SDK changed since the last install: pip reinstalls a local directory requirement
+# (sdks/gcore) on every run, taking the SDK out from under any program running in this .venv meanwhile (CI runs the
+# lifecycle e2e beside this script; one `pulumi preview` failed in `pip list` that way).
+stamp="$VENV/.requirements-dev.sha256"
+wanted=$(find requirements-dev.txt sdks/gcore \( -name build -o -name '*.egg-info' -o -name __pycache__ \) -prune \
+  -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+  echo "$wanted" >"$stamp"
+fi
 # The tools (`python -m offline.plan`, `stackconfig`, `capacity`, `delivery.*`) are this repository's packages:
 # a .pth file puts its root on the environment's sys.path, so they run from any directory, not only from here.
 "$VENV/bin/python" -c 'import pathlib, sys, sysconfig
-pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth").write_text(sys.argv[1] + "\n")' "$PWD"
+pth = pathlib.Path(sysconfig.get_paths()["purelib"], "gpu-autoscaling-repository.pth")
+if not pth.exists() or pth.read_text() != sys.argv[1] + "\n":  # rewritten, it would be empty for a moment
+    pth.write_text(sys.argv[1] + "\n")' "$PWD"
 charts() {
   # The pinned charts the render tests use, into .cache/charts/ (git-ignored): from the charts' repositories when
   # reachable, else from the mirror CHART_MIRROR (default ../shared/reference/charts/packaged beside the checkout).

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,16 @@ def test_the_test_command_stops_with_one_message_when_the_charts_are_nowhere(tmp
     assert "4 pinned chart archive(s) found nowhere" in run.stderr
     assert f"chart cache {tmp_path / 'cache'}" in run.stderr and "(no such directory)" in run.stderr
     assert "CHART_MIRROR=" in run.stderr and "test_chart_cache.py" not in run.stdout, "pytest must not run"
+    # Run again, nothing changed: the Gcore SDK (a local directory requirement, which pip reinstalls whenever it is
+    # asked to install it) stays as it is, so a program running in this .venv meanwhile keeps it (CI's lifecycle e2e).
+    installed = gcore_sdk_install()
+    again = subprocess.run(["bash", str(ROOT / "scripts" / "test.sh"), "--setup"], env=env, capture_output=True,
+                           text=True, timeout=600, check=False)
+    assert again.returncode == 2, again.stdout[-2000:] + again.stderr[-2000:]
+    assert gcore_sdk_install() == installed, "scripts/test.sh reinstalled the Gcore SDK although nothing changed"
+
+
+def gcore_sdk_install() -> tuple[int, int]:
+    """The installed Gcore SDK's metadata directory (inode, mtime): a reinstall makes a new one."""
+    (info,) = Path(sysconfig.get_paths()["purelib"]).glob("pulumi_gcore-*.dist-info")
+    return info.stat().st_ino, info.stat().st_mtime_ns
