@@ -71,13 +71,14 @@ if [ -n "$SETUP" ]; then
   charts
   exit 0
 fi
+# Before lint and types: a clone that cannot have the charts learns it at once, not after them.
+[ -n "$QUICK" ] || charts
 "$VENV/bin/python" -m ruff check .
 # Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
 "$VENV/bin/python" -m mypy
 if [ -n "$QUICK" ]; then
   exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting -m "not subprocess and not charts" "$@"
 fi
-charts
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.
 # -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners); --dist loadgroup keeps
