@@ -175,7 +175,7 @@ class QueryWindow:
                 continue
             h = shared.get(ordered)
             if h is None:
-                h = shared[ordered] = _History((ts for ts, _ in ordered), (v for _, v in ordered))
+                h = shared[ordered] = _History([ts for ts, _ in ordered], [v for _, v in ordered])
             h.members.append(key)
             self._of[key] = h
         self._histories = list(shared.values())

@@ -35,8 +35,9 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from operator import itemgetter
+from typing import Any
 
 from renderers import serving_profile
 from renderers.serving_profile import QUANTILE
@@ -78,6 +79,11 @@ class ServiceModel:
             smoothing_scrapes=max(1, round(smoothing / scrape_interval)),
             span=max(float(scrape_interval), seconds(serving_profile.RATE_WINDOW) - scrape_interval),
         )
+
+    def __reduce__(self) -> tuple[type[ServiceModel], tuple[Any, ...]]:
+        """Rebuilt by its constructor when pickled to the tuner's worker processes: compiled by mypyc
+        (capacity/native.py), a frozen dataclass cannot be unpickled field by field."""
+        return ServiceModel, tuple(getattr(self, f.name) for f in fields(self))
 
     def latency(self, load: float, wait: float) -> tuple[float, float]:
         """(P90 TTFT, P90 TPOT) at load `load` (0-1) with `wait` seconds of backlog ahead of a new request."""

@@ -47,8 +47,8 @@ class Downsampler:
         if len(self.points) >= 2 * self.limit:
             merged = []
             for a, b in zip(self.points[::2], self.points[1::2], strict=False):
-                merged.append((a[0], *((x + y) / 2 if how is None else how(x, y)
-                                       for how, x, y in zip(self.how, a[1:], b[1:], strict=True))))
+                merged.append((a[0], *[(x + y) / 2 if how is None else how(x, y)
+                                       for how, x, y in zip(self.how, a[1:], b[1:], strict=True)]))
             self.points = merged
             self.bucket *= 2
 

@@ -67,12 +67,18 @@ charts() {
   # where it was looked for and what to run (the render tests would otherwise fail one by one for that one cause).
   "$VENV/bin/python" -m delivery.charts
 }
+simulator() {
+  # The what-if's simulator compiled with mypyc (capacity/native.py) into .cache/capacity-native/: the tuner and
+  # the what-if two to three times faster, the same results. Without a C compiler they run it as Python.
+  "$VENV/bin/python" -m capacity.native || true
+}
 if [ -n "$SETUP" ]; then
   charts
+  simulator
   exit 0
 fi
 # Before lint and types: a clone that cannot have the charts learns it at once, not after them.
-[ -n "$QUICK" ] || charts
+[ -n "$QUICK" ] || { charts; simulator; }
 "$VENV/bin/python" -m ruff check .
 # Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
 "$VENV/bin/python" -m mypy

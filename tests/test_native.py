@@ -1,0 +1,98 @@
+"""The compiled simulator (capacity/native.py): the command line loads it only for the sources it was built from,
+and it gives the Python modules' results to the byte, in the what-if and in the tuner (worker processes too)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from capacity import native
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.subprocess
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """The build of this checkout's sources (scripts/test.sh makes it; made here if it is missing)."""
+    compiler = str(sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) to build the simulator with")
+    return native.build()
+
+
+def cli(tmp: Path, name: str, *args: str, compiled: bool) -> bytes:
+    env = {**os.environ, "CAPACITY_NATIVE": "1" if compiled else "0", "MPLBACKEND": "Agg"}
+    out = tmp / f"{name}-{'native' if compiled else 'python'}.json"
+    subprocess.run([sys.executable, "-m", "capacity", *args, "--json", str(out)], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=600)
+    return out.read_bytes()
+
+
+WHAT_IFS = {
+    "dev": ["dev"],
+    "prod-serving-windows-headroom": ["prod"],
+    "prod-gpu-unaware": ["prod", "--gpu-unaware-autoscaler"],
+    "prod-batch": ["prod", "--workload", "embeddings"],
+    "dev-scale-to-zero": ["dev", "--set", "workloads.0.minReplicas=0",
+                          "--set", 'workloads.0.wakeTrigger={"query": "sum(queue)", "threshold": 5}'],
+}
+
+
+@pytest.mark.parametrize("case", WHAT_IFS)
+def test_the_compiled_what_if_gives_the_pythons_json(built: Path, tmp_path: Path, case: str) -> None:
+    args = WHAT_IFS[case]
+    assert cli(tmp_path, case, *args, compiled=True) == cli(tmp_path, case, *args, compiled=False)
+
+
+def test_the_compiled_tuner_gives_the_pythons_json_with_two_processes(built: Path, tmp_path: Path) -> None:
+    args = ["tune", "dev", "--days", "3", "--reorderings", "2", "--jobs", "2", "--quiet"]
+    assert cli(tmp_path, "tune", *args, compiled=True) == cli(tmp_path, "tune", *args, compiled=False)
+
+
+def test_the_command_line_loads_the_build_and_a_library_import_does_not(built: Path) -> None:
+    probe = ("import runpy, sys; sys.argv = ['capacity', '--help']\n"
+             "try:\n    runpy.run_module('capacity', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "import capacity.sim; print(capacity.sim.__file__)")
+    env = {**os.environ, "CAPACITY_NATIVE": "1"}
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
+                            check=True).stdout.splitlines()[-1]
+    assert Path(loaded).parent == built / "capacity" and loaded.endswith(".so"), loaded
+    library = subprocess.run([sys.executable, "-c", "import capacity.sim; print(capacity.sim.__file__)"], cwd=ROOT,
+                             env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert library == str(ROOT / "capacity" / "sim.py")
+
+
+def test_a_build_of_other_sources_is_never_loaded(tmp_path: Path) -> None:
+    """An edited module makes another key, for which there is no build: the modules stay Python."""
+    copy = tmp_path / "repo"
+    for path in native.sources(ROOT):
+        (copy / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(ROOT)).write_bytes(path.read_bytes())
+    assert copy / "capacity" / "settings.py" in native.sources(copy), "the types it was compiled against count too"
+    before = native.key(copy)
+    assert before == native.key(ROOT)
+    stale = tmp_path / "cache" / before / "capacity"
+    stale.mkdir(parents=True)
+    for name in native.MODULES:
+        (stale / f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}").touch()
+    assert native.find(copy, tmp_path / "cache") == stale.parent
+    with (copy / "capacity" / "hpa.py").open("a") as f:
+        f.write("\n# an edit\n")
+    assert native.key(copy) != before
+    assert native.find(copy, tmp_path / "cache") is None
+    (copy / "capacity" / "hpa.py").write_bytes((ROOT / "capacity" / "hpa.py").read_bytes())
+    assert native.find(copy, tmp_path / "cache") == stale.parent
+    with (copy / "capacity" / "settings.py").open("a") as f:
+        f.write("\n# an edit\n")
+    assert native.find(copy, tmp_path / "cache") is None
+    (copy / "capacity" / "settings.py").write_bytes((ROOT / "capacity" / "settings.py").read_bytes())
+    (stale / f"sim{sysconfig.get_config_var('EXT_SUFFIX')}").unlink()
+    assert native.find(copy, tmp_path / "cache") is None, "a build missing a module is no build"
