@@ -3,8 +3,8 @@
 # Usage: bash scripts/test.sh [--quick | --setup] [pytest args...]
 #   --quick: the inner loop (lint, types, the unit and graph tests); leaves out the tests marked `subprocess` or
 #            `charts` (pytest.ini), which the full run (CI) includes, and installs neither Prometheus nor the charts.
-#   --setup: only what the full run installs (Prometheus, .venv, the chart cache), which scripts/e2e.sh needs too;
-#            .ci/run starts the lifecycle suite on it while the fast suite runs.
+#   --setup: only what the full run installs (Prometheus, .venv, the chart cache, the compiled simulator), which
+#            scripts/e2e.sh needs too; .ci/run starts the lifecycle suite on it while the fast suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=""
@@ -78,13 +78,14 @@ if [ -n "$SETUP" ]; then
   exit 0
 fi
 # Before lint and types: a clone that cannot have the charts learns it at once, not after them.
-[ -n "$QUICK" ] || { charts; simulator; }
+[ -n "$QUICK" ] || charts
 "$VENV/bin/python" -m ruff check .
 # Types (mypy.ini lists the files; its cache under .cache/mypy keeps a second run to a second).
 "$VENV/bin/python" -m mypy
 if [ -n "$QUICK" ]; then
   exec "$VENV/bin/python" -m pytest -q -n auto --dist loadgroup -p tests.skip_accounting -m "not subprocess and not charts" "$@"
 fi
+simulator  # after lint and types: a rebuild after an edit (~20 s) does not hold them up
 # tests.skip_accounting prints the number of skipped tests and why; in CI a skip not explained by a missing
 # optional tool fails the run.
 # -n auto: pytest-xdist spreads the tests over the cores (two here, more on CI runners); --dist loadgroup keeps
