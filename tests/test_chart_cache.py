@@ -110,6 +110,7 @@ def test_the_test_command_stops_with_one_message_when_the_charts_are_nowhere(tmp
     assert "4 pinned chart archive(s) found nowhere" in run.stderr
     assert f"chart cache {tmp_path / 'cache'}" in run.stderr and "(no such directory)" in run.stderr
     assert "CHART_MIRROR=" in run.stderr and "test_chart_cache.py" not in run.stdout, "pytest must not run"
+    assert "All checks passed" not in run.stdout and "no issues found" not in run.stdout, "before ruff and mypy"
     # Run again, nothing changed: the Gcore SDK (a local directory requirement, which pip reinstalls whenever it is
     # asked to install it) stays as it is, so a program running in this .venv meanwhile keeps it (CI's lifecycle e2e).
     installed = gcore_sdk_install()

@@ -83,6 +83,21 @@ def test_the_command_line_loads_the_build_and_a_library_import_does_not(built: P
     assert library == str(ROOT / "capacity" / "sim.py")
 
 
+def test_the_plots_counts_stay_whole_numbers_when_compiled(built: Path) -> None:
+    """The plot's series (capacity/tally.py `Downsampler`) are left out of the JSON, so the comparison above does not
+    see them: compiled, a `float` annotation would turn each count into 3.0."""
+    probe = ("from capacity import native; assert native.use()\n"
+             "from capacity.bounds import Request, Stack\nfrom capacity.level import Level\n"
+             "from capacity.sim import simulate\nfrom capacity.trace import Segment\nfrom pathlib import Path\n"
+             "stack = Stack(Request(stack='dev', root=Path('.').resolve(), level=Level(1.0, 5.0)))\n"
+             "demand = [Segment(m * 60, (m + 10) * 60, 2.0 + (m // 60) % 9) for m in range(0, 1440, 10)]\n"
+             "series = simulate(stack.settings(stack.cfg), demand, plot=True)['series']\n"
+             "print(sorted({type(v).__name__ for k in ('desired', 'nodes', 'pending') for v in series[k]}))")
+    kinds = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert kinds == "['int']"
+
+
 def test_a_build_of_other_sources_is_never_loaded(tmp_path: Path) -> None:
     """An edited module makes another key, for which there is no build: the modules stay Python."""
     copy = tmp_path / "repo"
