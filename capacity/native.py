@@ -73,18 +73,12 @@ def key(root: Path = ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
-def _files(built: Path) -> list[Path]:
-    """A complete build: each module's extension and the group's shared library (mypyc names it after the group)."""
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    return [*(built / "capacity" / f"{m}{suffix}" for m in MODULES),
-            *(built.glob(f"*__mypyc{suffix}") if built.is_dir() else [built / f"__mypyc{suffix}"])]
-
-
 def find(root: Path = ROOT, cache: Path = CACHE) -> Path | None:
-    """The complete build of `root`'s current sources, if there is one."""
-    built = cache / key(root)
-    files = _files(built)
-    return built if len(files) == len(MODULES) + 1 and all(f.is_file() for f in files) else None
+    """The complete build of `root`'s current sources, if there is one: each module's extension and the group's
+    shared library (mypyc names it after the group)."""
+    built, suffix = cache / key(root), sysconfig.get_config_var("EXT_SUFFIX")
+    modules = all((built / "capacity" / f"{m}{suffix}").is_file() for m in MODULES)
+    return built if modules and len(list(built.glob(f"*__mypyc{suffix}"))) == 1 else None
 
 
 def use() -> Path | None:
