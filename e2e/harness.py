@@ -22,7 +22,7 @@ from typing import Any
 
 from realengine import gcore_api
 from realengine.config_keys import secret_keys
-from realengine.stack import LocalStack, local_stack, open_stack, project_dir
+from realengine.stack import LocalStack, local_stack
 from realengine.toolchain import ROOT, Toolchain
 
 CHART_CACHE = ROOT / ".cache" / "charts"
@@ -152,21 +152,3 @@ def platform(stack: str, tc: Toolchain, kube: Kube, workdir: Path, *, overrides:
           local_stack(stack, tc, overrides=settings, secrets=secrets, workdir=workdir / "workspace",
                       env=gcore_api.provider_env(endpoint), prelude=prelude) as ls):
         yield ls
-
-
-@contextmanager
-def consumer(tc: Toolchain, platform_stack: LocalStack, workdir: Path) -> Iterator[Any]:
-    """examples/consumer, as its own project in the platform's backend, reading the platform through a real
-    StackReference (`organization/gpu-autoscaling/<stack>`: the file backend's organization). Its virtualenv is the
-    repository's (offline there is no other to install into); its program imports the repository, two folders up
-    from its real path."""
-    src = ROOT / "examples" / "consumer"
-    project_dir(src, workdir)
-    doc = (src / f"Pulumi.{platform_stack.name}.yaml").read_text().replace(
-        "acme/gpu-autoscaling/", "organization/gpu-autoscaling/")
-    (workdir / f"Pulumi.{platform_stack.name}.yaml").write_text(doc)
-    stack = open_stack(platform_stack.name, workdir, tc, tc.env(platform_stack.workdir / "backend"))
-    try:
-        yield stack
-    finally:
-        stack.workspace.remove_stack(platform_stack.name, force=True)

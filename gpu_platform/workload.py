@@ -6,8 +6,9 @@ the component's schema, plus what the workload needs of the platform: its GPU po
 Prometheus, which a consumer reads from the platform stack's outputs (`gpuPool`, `prometheusUrl`) and passes on as
 Outputs. The workload's own keys shape the objects and are checked before any child is registered, with the
 platform's own rules (stackconfig): a bad one raises `pulumi.InputPropertiesError` naming the argument, its value
-and the fix. The pool is known only when the platform stack's outputs are; its rules (a pod's GPUs within a node's) are
-checked when it is, before the Deployment is sent.
+and the fix. The pool and the platform's own workloads are known only when the platform stack's outputs are; their
+rules (a pod's GPUs within a node's, no name the platform has in the same namespace) are checked then, before the
+Deployment is sent.
 
 Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring), a private
 registry's credentials, the model cache, the wake trigger and custom triggers (the platform program's own workloads
@@ -84,6 +85,8 @@ class Probes(TypedDict):
 
 
 class Pool(TypedDict):
+    name: NotRequired[pulumi.Input[str]]
+    """The pool's name (`gpuPool.name`): which of `platform_workloads` share it with this workload."""
     labels: pulumi.Input[Mapping[str, pulumi.Input[str]]]
     """The GPU pool's node labels, which the pods select: the platform stack's `gpuPool.labels`."""
     taints: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
@@ -153,6 +156,10 @@ class GpuWorkloadArgs(TypedDict):
     """HTTP startup, readiness and liveness checks (needs `ports`)."""
     priority_class_name: NotRequired[pulumi.Input[str]]
     """The pods' PriorityClass; the platform's workloads use `gpu-workload` (above its headroom placeholders)."""
+    platform_workloads: NotRequired[pulumi.Input[Mapping[str, Any]]]
+    """The platform stack's `workloads` output, as it is. A name one of them has in the same namespace is refused:
+    Kubernetes' server-side apply would take over its objects, and this stack's destroy would delete them. A
+    warning says when, at their `maxReplicas`, they and this workload want more GPUs than the pool has."""
 
 
 def _whole(value: Any) -> Any:
@@ -171,7 +178,7 @@ def _whole(value: Any) -> Any:
 
 #: The arguments the workload's model does not read as given: the platform's wiring, and `secret_env`, whose
 #: values are Inputs (the model sees only the variables' names, below).
-_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env")
+_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env", "platform_workloads")
 #: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
 #: whose keys are the user's variable names.
@@ -199,7 +206,8 @@ class GpuWorkload(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:index:GpuWorkload", name, {}, opts)
         workload = self._workload(args)
-        placement = pulumi.Output.from_input(args["pool"]).apply(lambda pool: self._placement(workload, pool))
+        placement = pulumi.Output.all(args["pool"], args.get("platform_workloads") or {}).apply(
+            lambda v: self._placement(workload, v[0], v[1]))
         deployment, scaled_object = workload_children(self, name, ChildArgs(
             workload=workload, namespace=workload.namespace, placement=placement,
             prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name"),
@@ -224,8 +232,8 @@ class GpuWorkload(pulumi.ComponentResource):
         self._refuse([*own_problems("", workload), *serving_problems("", workload)])
         return workload
 
-    def _placement(self, w: WorkloadConfig, pool: Mapping[str, Any]) -> PoolPlacement:
-        """The pool as the pods see it, once the platform stack's outputs are known; its rules checked then."""
+    def _placement(self, w: WorkloadConfig, pool: Mapping[str, Any], platform: Mapping[str, Any]) -> PoolPlacement:
+        """The pool as the pods see it, once the platform stack's outputs are known; their rules checked then."""
         try:
             placement = PoolPlacement(labels=dict(pool["labels"]), taints=dict(pool.get("taints") or {}),
                                       spot=bool(pool.get("spot", False)),
@@ -236,8 +244,27 @@ class GpuWorkload(pulumi.ComponentResource):
                                   "pass the fields of the platform stack's gpuPool output (labels, taints, "
                                   "gpusPerNode, maxNodes)")])
             raise  # not reached: _refuse raised
+        try:  # what the platform's workloads on this pool may take at their peaks
+            theirs = {name: (o["namespace"], int(o["maxReplicas"]) * int(o["gpusPerPod"]), o.get("pool"))
+                      for name, o in platform.items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            self._refuse([Problem("platformWorkloads", platform, f"lacks {exc!s} or has a value of the wrong type",
+                                  "pass the platform stack's workloads output as it is")])
+            raise  # not reached
+        problems = []
+        if theirs.get(w.name, ("",))[0] == w.namespace:
+            problems.append(Problem("name", w.name, f"is a workload of the platform in namespace {w.namespace}: "
+                                    "server-side apply would take over its objects, and destroying this stack would "
+                                    "delete them", "pick another name or namespace"))
         if placement.gpus_per_node and max_nodes:
-            self._refuse(fit_problems("", w, placement.gpus_per_node, max_nodes))
+            problems += fit_problems("", w, placement.gpus_per_node, max_nodes)
+        self._refuse(problems)
+        shared = sum(gpus for _, gpus, on in theirs.values() if pool.get("name") in (None, on))
+        most = placement.gpus_per_node * max_nodes
+        if most and shared + w.max_replicas * w.gpus_per_pod > most:
+            pulumi.log.warn(f"{w.name}: with the platform's workloads on its pool ({shared} GPUs at their "
+                            f"maxReplicas), it may want {shared + w.max_replicas * w.gpus_per_pod} of the pool's "
+                            f"{most} GPUs at peak; pods beyond that stay Pending until the load drops", self)
         return placement
 
     def _refuse(self, problems: list[Problem]) -> None:

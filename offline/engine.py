@@ -263,9 +263,8 @@ def load_config(stack: str, project_dir: Path = ROOT) -> tuple[str, dict[str, st
 
 
 def _repository_module(name: str) -> Any:
-    """A module of this repository, also when this engine evaluates another project (examples/consumer) and the
-    repository root is not on sys.path: the root is on it only while the module is imported, so the project still
-    has to find the repository's code by itself (tests/test_consumer.py proves it does)."""
+    """A module of this repository, also when this engine evaluates another project and the repository root is not
+    on sys.path: the root is on it only while the module is imported, not while that project's program runs."""
     import importlib
 
     added = str(ROOT) not in sys.path

@@ -2,8 +2,7 @@
 
 `stack_outputs` builds them, under their contract names, from the config and the components `__main__.py` wired;
 `__main__.py` exports them. The values that follow from config alone are plain functions
-(`gpu_pool_output`, `gpu_pools_output`, `workload_outputs`, `headroom_output`), so the consumer example and the
-tests read the same.
+(`gpu_pool_output`, `gpu_pools_output`, `workload_outputs`, `headroom_output`), so the tests read the same.
 """
 
 from __future__ import annotations

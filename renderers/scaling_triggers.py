@@ -1,6 +1,6 @@
 """A workload's ScaledObject triggers, rendered here and nowhere else: the ScaledObject
 (renderers/workload_specs.py), the `workloads` stack output (docs/outputs.md), the wanted-replicas and serving
-recording rules and the consumer example all read this one list.
+recording rules and the component package's GpuWorkload all read this one list.
 
 Order: the GPU trigger, the wake trigger, the workload's own triggers, a serving profile's, then the cron windows
 of minimum replicas (the HPA takes the largest of all). Every Prometheus trigger has `ignoreNullValues: "false"`:

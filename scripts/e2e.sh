@@ -2,7 +2,7 @@
 # The end-to-end tests on the real engine and a local control plane (e2e/), in a network namespace with only
 # loopback (scripts/lib-netns.sh): nothing they start can reach a network.
 #
-#   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, consumer, destroy; existing clusters;
+#   bash scripts/e2e.sh               # previews; lifecycle: up, second up, changes, package consumers, destroy; existing clusters;
 #                                     # bad input against the real server; two GPU pools under the real scheduler;
 #                                     # the GPU-ready gate (real kubectl; cluster-autoscaler gated and not);
 #                                     # the real Gcore provider's refusals and the recovery runbook (API emulator)

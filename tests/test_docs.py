@@ -21,8 +21,7 @@ from stackconfig import load_stack_config
 from tests.chart_cache import require_charts
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples/consumer/README.md",
-        ROOT / "policy/config/README.md"]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "policy/config/README.md"]
 README_MAX_BYTES = 10_500
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[A-Za-z]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.M | re.S)

@@ -8,7 +8,9 @@ platform's own under another name: the objects must be the platform's, name for 
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,16 @@ import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_platform import GpuWorkload
-from offline.engine import ROOT, RecordedResource, Recording, ReferencedStack, record_program, record_stack
+from offline.engine import (
+    MOCK_KUBECONFIG,
+    ROOT,
+    RecordedResource,
+    Recording,
+    ReferencedStack,
+    Secret,
+    record_program,
+    record_stack,
+)
 from stackconfig.stack import KNOWN_KEYS
 from tests.secret_scan import plain_strings, secrets_in
 
@@ -35,8 +46,10 @@ workload = pulumi.Config().require_object("workload")
 gpu_pool = platform.require_output("gpuPool")
 cluster = k8s.Provider("platform-cluster", kubeconfig=platform.require_output("kubeconfig"))
 GpuWorkload(workload["name"], {{**{{to_snake(k): v for k, v in workload.items()}},
-                                "pool": {{k: gpu_pool[f] for k, f in (("labels", "labels"), ("taints", "taints"),
-                                          ("gpus_per_node", "gpusPerNode"), ("max_nodes", "maxNodes"))}},
+                                "pool": {{k: gpu_pool[f] for k, f in (("name", "name"), ("labels", "labels"),
+                                          ("taints", "taints"), ("gpus_per_node", "gpusPerNode"),
+                                          ("max_nodes", "maxNodes"))}},
+                                "platform_workloads": platform.require_output("workloads"),
                                 "prometheus_url": platform.require_output("prometheusUrl")}},
             opts=pulumi.ResourceOptions(providers={{"kubernetes": cluster}}))
 '''
@@ -63,7 +76,7 @@ def test_the_schema_takes_the_stack_files_workload_keys_and_the_platforms_output
     file's names (which the component hands to the platform's model), the platform's outputs as Inputs."""
     schema = Analyzer("gpu-platform").analyze([GpuWorkload])
     component = schema["component_definitions"]["GpuWorkload"]
-    platform_args = {"pool", "prometheusUrl", "priorityClassName"}
+    platform_args = {"pool", "prometheusUrl", "priorityClassName", "platformWorkloads"}
     assert set(component.inputs) - platform_args <= set(KNOWN_KEYS["workloads[]"])
     assert {k for k, p in component.inputs.items() if not p.plain} == platform_args - {"pool"}
     # The pool's fields, each an Input (an Output of the platform stack): the pool itself is a plain object, as the
@@ -71,7 +84,7 @@ def test_the_schema_takes_the_stack_files_workload_keys_and_the_platforms_output
     assert {"schedules", "probes"} <= set(component.inputs)
     assert set(schema["type_definitions"]["Schedule"].properties) == {"start", "end", "minReplicas", "timezone"}
     pool = schema["type_definitions"]["Pool"]
-    assert set(pool.properties) == {"labels", "taints", "gpusPerNode", "maxNodes", "spot"}
+    assert set(pool.properties) == {"name", "labels", "taints", "gpusPerNode", "maxNodes", "spot"}
     assert not any(p.plain for p in pool.properties.values())
     assert all(p.description for p in component.inputs.values())
     assert set(component.outputs) == {"deploymentName", "scaledObjectName", "namespace"}
@@ -95,6 +108,9 @@ def test_the_platforms_workload_from_a_teams_program_is_the_platforms_own(
     ({"targetUtilization": 0.6}, "targetUtilization: 0.6 looks like a fraction"),
     ({"gpusPerPod": 16}, "gpusPerPod: 16"),
     ({"namespace": "kube-system"}, "namespace: 'kube-system'"),
+    # Server-side apply would adopt the platform's own objects, and this stack's destroy would delete them.
+    ({"name": OWN["name"]}, f"name: '{OWN['name']}' is a workload of the platform in namespace gpu-workloads"),
+    ({"ports": [{"name": "http", "port": 8000}], "probes": {"port": "web"}}, "probes.port: 'web'"),
 ])
 def test_a_bad_argument_is_refused_naming_it_before_anything_is_registered(
         tmp_path: Path, platform: ReferencedStack, bad: dict[str, Any], said: str) -> None:
@@ -173,3 +189,72 @@ def test_a_secret_variable_reaches_the_pod_through_a_secret_and_is_plain_nowhere
     container = rec.get("summarizer-deployment").inputs["spec"]["template"]["spec"]["containers"][0]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.inputs["metadata"]["name"],
                                                                 "key": "HF_TOKEN"}}} in container["env"]
+
+
+def with_outputs(platform: ReferencedStack, **changes: Any) -> ReferencedStack:
+    """The platform's outputs with some fields of some outputs changed (None deletes one)."""
+    outputs = copy.deepcopy(dict(platform.outputs))
+    for output, fields in changes.items():
+        for field, value in fields.items():
+            if value is None:
+                del outputs[output][field]
+            else:
+                outputs[output][field] = value
+    return ReferencedStack(outputs, platform.secret_outputs)
+
+
+def test_a_name_the_platform_uses_in_another_namespace_is_accepted(tmp_path: Path, platform: ReferencedStack) -> None:
+    rec = program(tmp_path, platform, {**OWN, "namespace": "team-a"})
+    assert rec.get(f"{OWN['name']}-deployment").inputs["metadata"]["namespace"] == "team-a"
+
+
+def test_the_objects_follow_the_platforms_outputs(tmp_path: Path, platform: ReferencedStack) -> None:
+    """Values a team's program can know only from the platform stack: its Prometheus, its pool's labels and taints."""
+    labels = {"platform.gcore-gpu/pool": "gpu", "gpu.nvidia.com/model": "h100"}
+    changed = with_outputs(platform, gpuPool={"labels": labels, "taints": {"dedicated": "ml:NoExecute"}})
+    changed = ReferencedStack({**changed.outputs, "prometheusUrl": "http://prometheus.observability.svc:9090"},
+                              changed.secret_outputs)
+    rec = program(tmp_path, changed, {"name": "reranker", "image": "registry.example.com/x:1.0", "maxReplicas": 2})
+    (trigger,) = rec.get("reranker-scaledobject").inputs["spec"]["triggers"]
+    assert trigger["metadata"]["serverAddress"] == "http://prometheus.observability.svc:9090"
+    pods = rec.get("reranker-deployment").inputs["spec"]["template"]["spec"]
+    assert pods["nodeSelector"] == {"platform.gcore-gpu/pool": "gpu", "gpu.nvidia.com/model": "h100"}
+    assert pods["tolerations"] == [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoExecute"}]
+
+
+def test_a_platform_workloads_output_without_a_field_the_checks_read_is_named(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    broken = copy.deepcopy(dict(platform.outputs))
+    broken["workloads"][OWN["name"]] = {"namespace": "gpu-workloads"}  # lacks maxReplicas
+    rec = Recording("dev")
+    with pytest.raises(Exception, match="invalid GpuWorkload arguments") as err:
+        program(tmp_path, ReferencedStack(broken, platform.secret_outputs),
+                {"name": "reranker", "image": "registry.example.com/x:1.0", "maxReplicas": 2}, into=rec)
+    assert "platformWorkloads: " in str(err.value) and "lacks 'maxReplicas'" in str(err.value), str(err.value)
+    assert not [r for r in rec.resources if r.type in KINDS]
+
+
+def test_sharing_the_pool_beyond_what_it_holds_is_a_warning(
+        tmp_path: Path, platform: ReferencedStack, caplog: pytest.LogCaptureFixture) -> None:
+    """dev: the platform's own workload may use all 16 GPUs of its pool; a team's 4 more are more than it holds."""
+    workload = {"name": "reranker", "image": "registry.example.com/x:1.0", "maxReplicas": 4}
+    with caplog.at_level(logging.WARNING):
+        program(tmp_path, platform, workload)
+    assert ("reranker: with the platform's workloads on its pool (16 GPUs at their maxReplicas), it may want 20 of "
+            "the pool's 16 GPUs at peak") in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        program(tmp_path / "roomy", with_outputs(platform, gpuPool={"maxNodes": 3}), workload)
+    assert "may want" not in caplog.text
+    with caplog.at_level(logging.WARNING):  # the platform's workloads on other pools do not count
+        program(tmp_path / "other", with_outputs(platform, gpuPool={"name": "other"}), workload)
+    assert "may want" not in caplog.text
+
+
+def test_the_kubeconfig_read_through_the_stack_reference_stays_secret(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    assert "kubeconfig" in platform.secret_outputs
+    rec = program(tmp_path, platform, {"name": "reranker", "image": "registry.example.com/x:1.0", "maxReplicas": 2})
+    kubeconfig = rec.get("platform-cluster").inputs["kubeconfig"]
+    assert isinstance(kubeconfig, Secret) and kubeconfig.value == MOCK_KUBECONFIG
+    assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if "mock-token" in text]

@@ -2,7 +2,7 @@
 
 Each room is a top-level module or package of the repository. An import against the table below is a design
 change, not a detail: config that imported Pulumi could no longer be checked without it, a component that read
-stack files would not run under a stack reference (examples/consumer), the policy pack runs where only
+stack files could not serve a program that has no stack file (the component package), the policy pack runs where only
 `pulumi-policy` is installed.
 """
 

@@ -21,8 +21,8 @@ def test_the_project_directory_has_the_projects_files_and_this_virtualenv(tmp_pa
     assert (tmp_path / ".venv").resolve() == Path(sys.prefix).resolve()  # the name Pulumi.yaml gives it
 
 
-def test_the_consumer_gets_the_same_virtualenv_under_its_own_name(tmp_path: Path) -> None:
-    project_dir(ROOT / "examples" / "consumer", tmp_path)
+def test_a_consumer_gets_the_same_virtualenv_under_its_own_name(tmp_path: Path) -> None:
+    project_dir(ROOT / "examples" / "package-consumer", tmp_path)
     assert (tmp_path / "venv").resolve() == Path(sys.prefix).resolve()
     assert not (tmp_path / ".venv").exists()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -384,30 +383,3 @@ def test_pod_monitors_validate_against_the_charts_crd(rec: Recording) -> None:
         bad["spec"]["podMetricsEndpoints"][0]["portName"] = "http"
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
-
-
-@pytest.mark.parametrize(
-    ("workload", "expected"),
-    [
-        ({"ports": [{"name": "http", "port": 8000}], "probes": {"port": "web"}}, "workload.probes.port: 'web'"),
-        ({"secretEnv": {"HF_TOKEN": "hfToken"}}, "workload.secretEnv: 'secretEnv' needs secret config"),
-        ({"namespace": "gpu-workloads", "modelCache": {"type": "hostPath"}},
-         "workload.modelCache.type: 'hostPath' needs Pod Security 'privileged'"),
-    ],
-)
-def test_the_example_consumer_applies_the_serving_rules(recordings: dict[str, Recording], workload: dict[str, Any],
-                                                        expected: str) -> None:
-    from offline.engine import ReferencedStack
-    from tests.test_consumer import run
-
-    with pytest.raises(ConfigError, match=re.escape(expected)):
-        run(ReferencedStack.of(recordings["dev"]), **workload)
-
-
-def test_the_example_consumer_gives_a_hostpath_cache_a_privileged_namespace(recordings: dict[str, Recording]) -> None:
-    from offline.engine import ReferencedStack
-    from tests.test_consumer import run
-
-    rec = run(ReferencedStack.of(recordings["dev"]), namespace="team-llm", modelCache={"type": "hostPath"})
-    (ns,) = rec.of_type("kubernetes:core/v1:Namespace")
-    assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"

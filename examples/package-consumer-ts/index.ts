@@ -2,7 +2,8 @@
 //
 // Added once with `pulumi package add <platform checkout>/gpu_platform` (or its git URL), which generates the
 // `@pulumi/gpu-platform` SDK into sdks/ and adds it to package.json. The platform is read only through its stack's
-// outputs, passed to the component as Inputs; the component checks the workload with the platform's own rules.
+// outputs, passed to the component as Inputs; the component checks the workload with the platform's own rules, and
+// refuses a name the platform's own workloads have in the same namespace (`platformWorkloads`).
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
 import * as gpu from "@pulumi/gpu-platform";
@@ -24,18 +25,21 @@ const platform = new pulumi.StackReference(config.require("platformStack"));
 const workload = config.requireObject<Workload>("workload");
 const gpuPool = platform.requireOutput("gpuPool");
 
+// Secret in the platform stack already; marked again so it stays secret here even if the platform stopped marking it.
 const cluster = new k8s.Provider("platform-cluster", {
-    kubeconfig: platform.requireOutput("kubeconfig"),
+    kubeconfig: pulumi.secret(platform.requireOutput("kubeconfig")),
     enableServerSideApply: true,
 });
 const app = new gpu.GpuWorkload(workload.name, {
     pool: {
+        name: gpuPool.apply(p => p.name),
         labels: gpuPool.apply(p => p.labels),
         taints: gpuPool.apply(p => p.taints),
         gpusPerNode: gpuPool.apply(p => p.gpusPerNode),
         maxNodes: gpuPool.apply(p => p.maxNodes),
     },
     prometheusUrl: platform.requireOutput("prometheusUrl"),
+    platformWorkloads: platform.requireOutput("workloads"),
     name: workload.name,
     image: workload.image,
     namespace: workload.namespace,

@@ -2,7 +2,8 @@
 
 Added once with `pulumi package add <platform checkout>/gpu_platform` (or its git URL), which generates the
 `pulumi_gpu_platform` SDK into sdks/ and adds it to requirements.txt. The platform is read only through its stack's
-outputs, passed to the component as Inputs; the component checks the workload with the platform's own rules.
+outputs, passed to the component as Inputs; the component checks the workload with the platform's own rules, and
+refuses a name the platform's own workloads have in the same namespace (`platform_workloads`).
 """
 
 import pulumi
@@ -14,13 +15,15 @@ platform = pulumi.StackReference(config.require("platformStack"))
 workload = config.require_object("workload")
 gpu_pool = platform.require_output("gpuPool")
 
-cluster = k8s.Provider("platform-cluster", kubeconfig=platform.require_output("kubeconfig"),
+# Secret in the platform stack already; marked again so it stays secret here even if the platform stopped marking it.
+cluster = k8s.Provider("platform-cluster", kubeconfig=pulumi.Output.secret(platform.require_output("kubeconfig")),
                        enable_server_side_apply=True)
 app = gpu.GpuWorkload(
     workload["name"],
-    pool=gpu.PoolArgs(labels=gpu_pool["labels"], taints=gpu_pool["taints"], gpus_per_node=gpu_pool["gpusPerNode"],
-                      max_nodes=gpu_pool["maxNodes"]),
+    pool=gpu.PoolArgs(name=gpu_pool["name"], labels=gpu_pool["labels"], taints=gpu_pool["taints"],
+                      gpus_per_node=gpu_pool["gpusPerNode"], max_nodes=gpu_pool["maxNodes"]),
     prometheus_url=platform.require_output("prometheusUrl"),
+    platform_workloads=platform.require_output("workloads"),
     name=workload["name"],
     image=workload["image"],
     namespace=workload.get("namespace"),
