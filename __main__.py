@@ -126,10 +126,11 @@ if headroom:
         HeadroomArgs(pools=headroom, gpu_ready=[gpu_operator.release], scaler_ready=[keda.release]),
         opts=in_cluster,
     )
+workloads: dict[str, GpuWorkload] = {}
 for w in cfg.workloads:
     pool = cfg.pool_of(w)
     assert pool is not None  # stackconfig refuses a workload without a pool of the stack
-    GpuWorkload(
+    workloads[w.name] = GpuWorkload(
         w.name,
         GpuWorkloadArgs(
             workload=w,
@@ -148,6 +149,6 @@ for w in cfg.workloads:
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
 outputs = stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda, monitoring=monitoring,
-                        namespaces=namespaces, workload_priority=workload_priority)
+                        namespaces=namespaces, workload_priority=workload_priority, workloads=workloads)
 for output, value in outputs.items():
     pulumi.export(output, value)

@@ -14,9 +14,10 @@ from components.kube import namespace
 from renderers import workload_specs as specs
 from renderers.headroom_specs import workload_priority_class_args
 from renderers.placement import PoolPlacement
+from renderers.scaling_triggers import trigger_summary
 from stackconfig import WorkloadConfig
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
-from stacknames import PLATFORM_LABELS, WORKLOAD_PRIORITY_CLASS
+from stacknames import GPU_RESOURCE, PLATFORM_LABELS, WORKLOAD_PRIORITY_CLASS
 
 
 @dataclass(frozen=True)
@@ -46,26 +47,48 @@ class GpuWorkloadArgs:
 class GpuWorkload(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment
     scaled_object: k8s.apiextensions.CustomResource
-    service_address: str | None
+    #: The workload's entry of the `workloads` stack output (docs/outputs.md), read from its objects.
+    summary: pulumi.Output[dict[str, Any]]
 
     def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
-        self.deployment, self.scaled_object = workload_children(self, name, args)
-        self.service_address = specs.service_address(args.workload)
+        self.deployment, self.scaled_object, service = workload_children(self, name, args)
+        self.summary = pulumi.Output.all(
+            self.deployment.metadata, self.deployment.spec, self.scaled_object.metadata, self.scaled_object.spec,
+            service.spec.ports[0].port if service is not None else None,
+        ).apply(lambda v: _summary(*v))
         self.register_outputs(
             {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
-             "serviceAddress": self.service_address}
+             "serviceAddress": self.summary["service"]}
         )
 
 
-def workload_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs
-                      ) -> tuple[k8s.apps.v1.Deployment, k8s.apiextensions.CustomResource]:
+def _summary(meta: Mapping[str, Any], spec: Mapping[str, Any], scaled_meta: Mapping[str, Any],
+             scaled: Mapping[str, Any], port: int | None) -> dict[str, Any]:
+    """Where the workload runs and what scales it, from its Deployment, ScaledObject and Service (the SDK hands a
+    typed object's outputs over as mappings under its Python names)."""
+    name, namespace = meta["name"], meta["namespace"]
+    return {
+        "namespace": namespace,
+        "deployment": name,
+        "scaledObject": scaled_meta["name"],
+        "hpa": scaled["advanced"]["horizontalPodAutoscalerConfig"]["name"],
+        "triggers": trigger_summary(scaled["triggers"]),
+        "gpusPerPod": int(spec["template"]["spec"]["containers"][0]["resources"]["limits"][GPU_RESOURCE]),
+        "minReplicas": scaled["minReplicaCount"],
+        "maxReplicas": scaled["maxReplicaCount"],
+        "service": f"http://{name}.{namespace}.svc.cluster.local:{port}" if port is not None else None,
+    }
+
+
+def workload_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs) -> tuple[
+        k8s.apps.v1.Deployment, k8s.apiextensions.CustomResource, k8s.core.v1.Service | None]:
     """The workload's objects under `parent`: the platform program's GpuWorkload and the package's
     (gpu_platform/workload.py) create the same ones. `args.placement` may be an Output (a consumer's pool labels
     and taints read from the platform stack): the specs it shapes are rendered when it is known."""
     w = args.workload
     labels = specs.labels(w)
-    pod_inputs = serving_children(parent, name, args, labels)
+    pod_inputs, service = serving_children(parent, name, args, labels)
     placement = pulumi.Output.from_input(args.placement)
     create_minutes, update_minutes = specs.rollout_timeouts(w, args.provision_minutes)
 
@@ -101,12 +124,12 @@ def workload_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs
         spec=pulumi.Output.from_input(args.prometheus_url).apply(lambda url: specs.scaled_object_spec(w, url)),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[deployment, *args.scaler_ready, *args.gpu_ready]),
     )
-    return deployment, scaled_object
+    return deployment, scaled_object, service
 
 
 def serving_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs, labels: dict[str, str]
-                     ) -> list[pulumi.Resource]:
-    """Secrets the pods read, their Service and PodMonitor; returns what the pods need first."""
+                     ) -> tuple[list[pulumi.Resource], k8s.core.v1.Service | None]:
+    """Secrets the pods read, their Service and PodMonitor; returns what the pods need first, and the Service."""
     w = args.workload
     child = pulumi.ResourceOptions(parent=parent)
     needed: list[pulumi.Resource] = []
@@ -133,8 +156,9 @@ def serving_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs, 
                 lambda pw: specs.dockerconfigjson(reg.server, reg.username, pw))},
             opts=child,
         ))
+    service = None
     if w.ports:
-        k8s.core.v1.Service(
+        service = k8s.core.v1.Service(
             f"{name}-service",
             metadata={"name": w.name, "namespace": args.namespace, "labels": labels},
             spec=specs.service_spec(w),
@@ -150,7 +174,7 @@ def serving_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs, 
             # The PodMonitor CRD comes with kube-prometheus-stack (in scaler_ready).
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(args.scaler_ready)),
         )
-    return needed
+    return needed, service
 
 
 class WorkloadNamespaces(pulumi.ComponentResource):

@@ -208,7 +208,7 @@ class GpuWorkload(pulumi.ComponentResource):
         workload = self._workload(args)
         placement = pulumi.Output.all(args["pool"], args.get("platform_workloads") or {}).apply(
             lambda v: self._placement(workload, v[0], v[1]))
-        deployment, scaled_object = workload_children(self, name, ChildArgs(
+        deployment, scaled_object, _ = workload_children(self, name, ChildArgs(
             workload=workload, namespace=workload.namespace, placement=placement,
             prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name"),
             secret_env=dict(args.get("secret_env") or {})))

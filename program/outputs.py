@@ -1,23 +1,23 @@
 """The stack outputs: the contract other stacks read through `pulumi.StackReference` (docs/outputs.md).
 
-`stack_outputs` builds them, under their contract names, from the config and the components `__main__.py` wired;
-`__main__.py` exports them. The values that follow from config alone are plain functions
-(`gpu_pool_output`, `gpu_pools_output`, `workload_outputs`, `headroom_output`), so the tests read the same.
+`stack_outputs` builds them, under their contract names, from the components `__main__.py` wired and, where no
+resource holds the value (a pool's price, its headroom's cost), from the config; `__main__.py` exports them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+import pulumi
 
 from components.cluster import GpuCluster
 from components.existing_cluster import ExistingCluster
 from components.gpu_operator import GpuOperator
 from components.keda import Keda
 from components.monitoring import Monitoring
-from components.workload import WorkloadNamespaces, WorkloadPriority
-from renderers import promql, workload_specs
+from components.workload import GpuWorkload, WorkloadNamespaces, WorkloadPriority
 from renderers.headroom_specs import max_replicas, replicas
-from renderers.scaling_triggers import scaling_triggers
 from stackconfig import GpuPoolConfig, HeadroomConfig, StackConfig
 from stacknames import (
     HEADROOM_NAMESPACE,
@@ -36,6 +36,7 @@ def stack_outputs(
     monitoring: Monitoring,
     namespaces: WorkloadNamespaces,
     workload_priority: WorkloadPriority,
+    workloads: Mapping[str, GpuWorkload],
 ) -> dict[str, Any]:
     """Every output of the stack under its contract name."""
     pools = gpu_pools_output(cfg)
@@ -45,7 +46,7 @@ def stack_outputs(
         "kubeconfig": cluster.kubeconfig,  # secret: the provider does not mark it, the cluster components do
         "kubernetesVersion": cluster.kubernetes_version,
         # The first GPU pool, as the one pool of stacks before there were several (consumers written for them).
-        "gpuPool": gpu_pool_output(cfg),
+        "gpuPool": {k: pools[cfg.pools[0].name][k] for k in GPU_POOL_FIELDS},
         "gpuPools": pools,
         "namespaces": {
             "gpuOperator": gpu_operator.namespace,
@@ -56,41 +57,29 @@ def stack_outputs(
         "prometheusUrl": monitoring.prometheus_url,
         "grafanaAdminPassword": monitoring.grafana_password,  # secret (a generated password)
         "chartVersions": cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
-        "workloads": workload_outputs(cfg),
+        "workloads": {w.name: _on_pool(workloads[w.name], cfg.pool_of(w)) for w in cfg.workloads},
         "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
         "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
     }
 
 
-def gpu_pool_output(cfg: StackConfig, pool: GpuPoolConfig | None = None) -> dict[str, Any]:
-    """Flavor, node range, GPUs, and the labels and taints a GPU pod must select and tolerate (of `pool`, else of
-    the first pool: the `gpuPool` output, unchanged for a stack with one pool)."""
-    pool = pool if pool is not None else cfg.pools[0]
-    return {
-        "name": pool.name,
-        "flavor": pool.flavor,
-        "minNodes": pool.min_nodes,
-        "maxNodes": pool.max_nodes,
-        "gpusPerNode": pool.gpus,
-        "minGpus": pool.min_nodes * pool.gpus,
-        "maxGpus": pool.max_nodes * pool.gpus,
-        "labels": dict(pool.labels),
-        "taints": dict(pool.taints),
-    }
+#: The fields of the `gpuPool` output: the first pool's entry of `gpuPools`, without what came after one pool.
+GPU_POOL_FIELDS = ("name", "flavor", "minNodes", "maxNodes", "gpusPerNode", "minGpus", "maxGpus", "labels", "taints")
 
 
 def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
-    """Per GPU pool, by name: what `gpu_pool_output` says of it, whether it is spot, its price estimate and the
-    hourly cost at its floor and at maxNodes, its headroom, and the workloads on it."""
+    """Per GPU pool, by name: flavor, node range, GPUs, the labels and taints a GPU pod must select and tolerate,
+    whether it is spot, its price estimate and the hourly cost at its floor and at maxNodes, its headroom, and the
+    workloads on it."""
     out = {}
     for pool in cfg.pools:
-        price = pool.price_per_gpu_hour
+        price, gpus = pool.price_per_gpu_hour, pool.gpus
         out[pool.name] = {
-            **gpu_pool_output(cfg, pool),
-            "spot": pool.spot,
-            "pricePerGpuHour": price,
-            "hourlyCost": {"min": round(pool.min_nodes * pool.gpus * price, 2),
-                           "max": round(pool.max_nodes * pool.gpus * price, 2)},
+            "name": pool.name, "flavor": pool.flavor, "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes,
+            "gpusPerNode": gpus, "minGpus": pool.min_nodes * gpus, "maxGpus": pool.max_nodes * gpus,
+            "labels": dict(pool.labels), "taints": dict(pool.taints), "spot": pool.spot, "pricePerGpuHour": price,
+            "hourlyCost": {"min": round(pool.min_nodes * gpus * price, 2),
+                           "max": round(pool.max_nodes * gpus * price, 2)},
             "headroom": headroom_output(pool.headroom, cfg.headroom_pod_gpus(pool), price,
                                         placeholder_name(pool.name, cfg.first_pool(pool))),
             "workloads": [w.name for w in cfg.workloads_on(pool)],
@@ -98,23 +87,9 @@ def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
     return out
 
 
-def workload_outputs(cfg: StackConfig) -> dict[str, Any]:
-    """Per workload: where it runs, and what scales it: its ScaledObject's triggers, as rendered."""
-    return {
-        w.name: {
-            "namespace": w.namespace,
-            "deployment": w.name,
-            "scaledObject": w.name,
-            "hpa": promql.hpa_name(w.name),
-            "triggers": scaling_triggers(w),
-            "gpusPerPod": w.gpus_per_pod,
-            "minReplicas": w.min_replicas,
-            "maxReplicas": w.max_replicas,
-            "service": workload_specs.service_address(w),
-            "pool": pool.name if (pool := cfg.pool_of(w)) is not None else None,
-        }
-        for w in cfg.workloads
-    }
+def _on_pool(workload: GpuWorkload, pool: GpuPoolConfig | None) -> pulumi.Output[dict[str, Any]]:
+    """A workload's entry of `workloads`: what its objects say, and the name of its pool."""
+    return workload.summary.apply(lambda s: {**s, "pool": pool.name if pool is not None else None})
 
 
 def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,

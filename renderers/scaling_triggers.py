@@ -11,7 +11,7 @@ while it has none (renderers/promql.py `zero_without_available_pods`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from renderers import promql, serving_profile
@@ -80,15 +80,19 @@ def triggers(w: WorkloadConfig, prometheus_url: str) -> list[dict[str, Any]]:
 
 
 def scaling_triggers(w: WorkloadConfig) -> list[dict[str, Any]]:
-    """The triggers without the Prometheus address: what the `workloads` stack output states (docs/outputs.md)
-    and the recording rules read.
+    """The triggers without the Prometheus address, as the recording rules read them (`trigger_summary`)."""
+    return trigger_summary(triggers(w, prometheus_url=""))
+
+
+def trigger_summary(rendered: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A ScaledObject's triggers as the `workloads` stack output states them (docs/outputs.md).
 
     A `prometheus` trigger: `name`, `type`, `metricType`, `query`, `threshold` and `activationThreshold` (null when
     KEDA's default 0 applies), strings as in the ScaledObject. A `cron` window: `name`, `type`, `timezone`, `start`,
     `end`, `desiredReplicas`.
     """
     out: list[dict[str, Any]] = []
-    for t in triggers(w, prometheus_url=""):
+    for t in rendered:
         meta = t["metadata"]
         if t["type"] == "cron":
             out.append({"name": t["name"], "type": "cron",

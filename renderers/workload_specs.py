@@ -233,13 +233,6 @@ def serve_container(w: WorkloadConfig, container: dict[str, Any]) -> dict[str, A
     return pod
 
 
-def service_address(w: WorkloadConfig) -> str | None:
-    """In-cluster address of the workload's Service (first port), for the stack outputs."""
-    if not w.ports:
-        return None
-    return f"http://{w.name}.{w.namespace}.svc.cluster.local:{w.ports[0].port}"
-
-
 def dockerconfigjson(server: str, username: str, password: str) -> str:
     """The `.dockerconfigjson` of a `kubernetes.io/dockerconfigjson` Secret (kubectl create secret docker-registry)."""
     auth = base64.b64encode(f"{username}:{password}".encode()).decode()

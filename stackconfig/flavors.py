@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 #: When the table was last compared with the sources above.
 CHECKED = "2026-11-30"
-SOURCE = "https://gcore.com/docs/edge-ai/managed-kubernetes/create-a-gpu-kubernetes-cluster"
 
 
 @dataclass(frozen=True)

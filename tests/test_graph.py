@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -236,6 +238,27 @@ def test_outputs_contract(rec: Recording) -> None:
             assert told["type"] == t["type"] and told.get("metricType") == t.get("metricType")
             shown = {k: v for k, v in told.items() if k not in ("name", "type", "metricType")}
             assert shown == {k: t["metadata"].get(k) for k in shown}, name
+
+
+def test_a_workloads_output_is_read_from_its_objects(monkeypatch: pytest.MonkeyPatch,
+                                                      record: Callable[..., Recording]) -> None:
+    """Not computed again from the config: objects rendered otherwise than the config says show in the output."""
+    from renderers import workload_specs
+
+    def scaled_object_spec(w: Any, url: str) -> dict[str, Any]:
+        spec = rendered(w, url)
+        spec["advanced"]["horizontalPodAutoscalerConfig"]["name"] = "hpa-as-rendered"
+        return {**spec, "maxReplicaCount": 99, "triggers": spec["triggers"][:1]}
+
+    rendered = workload_specs.scaled_object_spec
+    monkeypatch.setattr(workload_specs, "scaled_object_spec", scaled_object_spec)
+    w = record("dev", workloads=[{"name": "llm", "namespace": "serving", "image": "registry.example.com/vllm:0.14.0",
+                                  "maxReplicas": 4, "gpusPerPod": 2, "ports": [{"name": "http", "port": 8000}],
+                                  "schedules": [{"start": "0 8 * * *", "end": "0 20 * * *", "minReplicas": 2}]}]
+               ).outputs["workloads"]["llm"]
+    assert (w["hpa"], w["maxReplicas"], [t["name"] for t in w["triggers"]]) == ("hpa-as-rendered", 99,
+                                                                                ["gpu-utilization"])
+    assert (w["gpusPerPod"], w["service"]) == (2, "http://llm.serving.svc.cluster.local:8000")
 
 
 def test_prod_runs_two_gpu_sizes_and_says_what_scales_each(recordings: dict[str, Recording]) -> None:

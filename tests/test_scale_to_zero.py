@@ -55,9 +55,11 @@ def test_outputs_rules_and_dashboards_show_the_query_keda_runs() -> None:
     cfg = load_stack_config(config(**{"workloads.0.minReplicas": 0, "workloads.0.wakeTrigger": WAKE}))
     rules = {r["record"]: r["expr"] for r in recorded.recording_rules(cfg) if r.get("labels", {}).get("workload")}
     assert rules[recorded.WL_UTIL_SUM] == query
-    from program.outputs import workload_outputs
+    from offline.engine import record_stack
 
-    outputs = {t["name"]: t for t in workload_outputs(cfg)[w.name]["triggers"]}
+    stack = record_stack("dev", {"workloads": config(**{"workloads.0.minReplicas": 0,
+                                                        "workloads.0.wakeTrigger": WAKE})["workloads"]})
+    outputs = {t["name"]: t for t in stack.outputs["workloads"][w.name]["triggers"]}
     assert outputs["gpu-utilization"]["query"] == query
     assert outputs["demand"]["activationThreshold"] == triggers(w)["demand"]["activationThreshold"]
 

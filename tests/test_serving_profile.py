@@ -13,7 +13,6 @@ import pytest
 
 from capacity.config import read_stack_file
 from offline.engine import Recording, record_stack
-from program.outputs import workload_outputs
 from renderers import dashboards, promql, rule_groups, serving_profile, serving_rules, workload_specs
 from renderers.chart_values import prometheus_url
 from renderers.recording_rules import recording_rules
@@ -194,8 +193,7 @@ def test_a_removed_pod_drains_its_longest_request_before_sigterm() -> None:
 def test_the_stack_output_shows_every_trigger_not_only_the_guardrail() -> None:
     """The `workloads` output names what really scales a served model: its profile's triggers beside the GPU
     guardrail (100 % per GPU), each with the ScaledObject's query and target."""
-    cfg = load_stack_config(profiled())
-    out = workload_outputs(cfg)["llm"]
+    out = record_stack("dev", {"workloads": profiled()["workloads"]}).outputs["workloads"]["llm"]
     assert not {"query", "threshold", "targetUtilization"} & set(out)  # the GPU trigger's alone: removed
     got = {t["name"]: (t["metricType"], t["threshold"]) for t in out["triggers"]}
     assert got == {"gpu-utilization": ("AverageValue", "100"), "latency-objective": ("Value", "1"),
