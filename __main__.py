@@ -120,12 +120,11 @@ namespaces = WorkloadNamespaces(
 workload_priority = WorkloadPriority("workload-priority", opts=in_cluster)
 headroom = [PoolHeadroom(p.name, p.headroom, cfg.headroom_pod_gpus(p), PoolPlacement.of(p), first=cfg.first_pool(p))
             for p in pools if p.headroom is not None]
-if headroom:
-    Headroom(
-        "headroom",
-        HeadroomArgs(pools=headroom, gpu_ready=[gpu_operator.release], scaler_ready=[keda.release]),
-        opts=in_cluster,
-    )
+placeholders = Headroom(
+    "headroom",
+    HeadroomArgs(pools=headroom, gpu_ready=[gpu_operator.release], scaler_ready=[keda.release]),
+    opts=in_cluster,
+).placeholders if headroom else {}
 workloads: dict[str, GpuWorkload] = {}
 for w in cfg.workloads:
     pool = cfg.pool_of(w)
@@ -149,6 +148,7 @@ for w in cfg.workloads:
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
 outputs = stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda, monitoring=monitoring,
-                        namespaces=namespaces, workload_priority=workload_priority, workloads=workloads)
+                        namespaces=namespaces, workload_priority=workload_priority, workloads=workloads,
+                        placeholders=placeholders)
 for output, value in outputs.items():
     pulumi.export(output, value)

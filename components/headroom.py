@@ -4,7 +4,6 @@ and (with schedules) its ScaledObject; what they hold and why is renderers/headr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -56,7 +55,8 @@ class Headroom(pulumi.ComponentResource):
 
     deployments: dict[str, k8s.apps.v1.Deployment]
     priority_class: k8s.scheduling.v1.PriorityClass
-    scaled_objects: dict[str, k8s.apiextensions.CustomResource]
+    #: Per pool, its placeholder Deployment's name, read from it.
+    placeholders: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: HeadroomArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:scaling:Headroom", name, None, opts)
@@ -67,15 +67,12 @@ class Headroom(pulumi.ComponentResource):
             **headroom_priority_class_args(),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.deployments, self.scaled_objects = {}, {}
+        self.deployments = {}
         for pool in args.pools:
             self._placeholders(name, pool, ns, args)
-        names = [d.metadata.name for d in self.deployments.values()]
-        placeholders: dict[str, Any] = (
-            {"deployment": names[0]} if len(names) == 1
-            else {"deployments": {pool: d.metadata.name for pool, d in self.deployments.items()}})
-        self.register_outputs({"namespace": ns.metadata.name, **placeholders,
-                               "priorityClass": self.priority_class.metadata.name})
+        self.placeholders = {pool: d.metadata.name for pool, d in self.deployments.items()}
+        self.register_outputs({"namespace": ns.metadata.name, "priorityClass": self.priority_class.metadata.name,
+                               "deployments": self.placeholders})
 
     def _placeholders(self, name: str, pool: PoolHeadroom, ns: k8s.core.v1.Namespace, args: HeadroomArgs) -> None:
         """One pool's placeholder Deployment (and ScaledObject); the first pool's children keep the names of a
@@ -100,7 +97,7 @@ class Headroom(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.gpu_ready)),
         )
         if h.schedules:
-            self.scaled_objects[pool.pool] = k8s.apiextensions.CustomResource(
+            k8s.apiextensions.CustomResource(
                 f"{role}-scaledobject",
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",

@@ -19,12 +19,7 @@ from components.monitoring import Monitoring
 from components.workload import GpuWorkload, WorkloadNamespaces, WorkloadPriority
 from renderers.headroom_specs import max_replicas, replicas
 from stackconfig import GpuPoolConfig, HeadroomConfig, StackConfig
-from stacknames import (
-    HEADROOM_NAMESPACE,
-    HEADROOM_PRIORITY,
-    HEADROOM_PRIORITY_CLASS,
-    placeholder_name,
-)
+from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS
 
 
 def stack_outputs(
@@ -37,9 +32,10 @@ def stack_outputs(
     namespaces: WorkloadNamespaces,
     workload_priority: WorkloadPriority,
     workloads: Mapping[str, GpuWorkload],
+    placeholders: Mapping[str, pulumi.Output[str]],
 ) -> dict[str, Any]:
-    """Every output of the stack under its contract name."""
-    pools = gpu_pools_output(cfg)
+    """Every output of the stack under its contract name; `placeholders`: each pool's headroom Deployment's name."""
+    pools = gpu_pools_output(cfg, placeholders)
     return {
         "clusterName": cluster.cluster_name,
         "clusterId": cluster.cluster_id,  # None for an existing cluster: not created here
@@ -67,7 +63,7 @@ def stack_outputs(
 GPU_POOL_FIELDS = ("name", "flavor", "minNodes", "maxNodes", "gpusPerNode", "minGpus", "maxGpus", "labels", "taints")
 
 
-def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
+def gpu_pools_output(cfg: StackConfig, placeholders: Mapping[str, pulumi.Output[str]]) -> dict[str, Any]:
     """Per GPU pool, by name: flavor, node range, GPUs, the labels and taints a GPU pod must select and tolerate,
     whether it is spot, its price estimate and the hourly cost at its floor and at maxNodes, its headroom, and the
     workloads on it."""
@@ -80,8 +76,7 @@ def gpu_pools_output(cfg: StackConfig) -> dict[str, Any]:
             "labels": dict(pool.labels), "taints": dict(pool.taints), "spot": pool.spot, "pricePerGpuHour": price,
             "hourlyCost": {"min": round(pool.min_nodes * gpus * price, 2),
                            "max": round(pool.max_nodes * gpus * price, 2)},
-            "headroom": headroom_output(pool.headroom, cfg.headroom_pod_gpus(pool), price,
-                                        placeholder_name(pool.name, cfg.first_pool(pool))),
+            "headroom": headroom_output(pool.headroom, cfg.headroom_pod_gpus(pool), price, placeholders.get(pool.name)),
             "workloads": [w.name for w in cfg.workloads_on(pool)],
         }
     return out
@@ -93,10 +88,10 @@ def _on_pool(workload: GpuWorkload, pool: GpuPoolConfig | None) -> pulumi.Output
 
 
 def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,
-                    deployment: str) -> dict[str, Any] | None:
+                    deployment: pulumi.Output[str] | None) -> dict[str, Any] | None:
     """A pool's headroom (the `headroom` stack output is the first pool's): what is held, where, and what holding it
     costs per hour (an estimate at the pool's `pricePerGpuHour`). None without headroom."""
-    if h is None:
+    if h is None or deployment is None:
         return None
     most = max_replicas(h, pod_gpus) * pod_gpus
     return {

@@ -261,6 +261,19 @@ def test_a_workloads_output_is_read_from_its_objects(monkeypatch: pytest.MonkeyP
     assert (w["gpusPerPod"], w["service"]) == (2, "http://llm.serving.svc.cluster.local:8000")
 
 
+def test_a_pools_headroom_output_names_the_placeholder_deployment_it_has(monkeypatch: pytest.MonkeyPatch,
+                                                                       record: Callable[..., Recording]) -> None:
+    import components.headroom
+
+    monkeypatch.setattr(components.headroom, "placeholder_name", lambda pool, first: f"held-{pool}")
+    rec = record("prod")
+    held = {d.inputs["metadata"]["name"] for d in rec.of_type("kubernetes:apps/v1:Deployment")
+            if d.inputs["metadata"]["namespace"] == "gpu-headroom"}
+    told = {p["headroom"]["deployment"] for p in rec.outputs["gpuPools"].values() if p["headroom"]}
+    assert told == held == {f"held-{pool}" for pool, p in rec.outputs["gpuPools"].items() if p["headroom"]}
+    assert rec.outputs["headroom"]["deployment"] in held
+
+
 def test_prod_runs_two_gpu_sizes_and_says_what_scales_each(recordings: dict[str, Recording]) -> None:
     prod = recordings["prod"]
     scaled = {name: {t["name"]: t.get("threshold") for t in w["triggers"]}
