@@ -326,8 +326,8 @@ def test_the_package_refuses_a_bad_argument_naming_it_and_creates_nothing(
                              workload, language)
 
     def managers() -> list[str]:  # who has applied the platform's own Deployment
-        return sorted(m["manager"] for m in kube.get("deployment", "inference", "-n", WORKLOAD_NAMESPACE)
-                      ["metadata"]["managedFields"])
+        return sorted(m["manager"] for m in kube.get("deployment", "inference", "-n", WORKLOAD_NAMESPACE,
+                                                     "--show-managed-fields")["metadata"]["managedFields"])
 
     before = managers()
     with pytest.raises(auto.CommandError) as err:
