@@ -1,6 +1,19 @@
 """The GPU platform's components for programs that deploy onto it: from Python directly, from any Pulumi language
 through `pulumi package add` (PulumiPlugin.yaml)."""
 
-from gpu_platform.workload import GpuWorkload, GpuWorkloadArgs, Metrics, Pool, Port, ResourceRequests
+from gpu_platform.workload import (
+    GpuWorkload,
+    GpuWorkloadArgs,
+    Metrics,
+    Pool,
+    Port,
+    Probes,
+    RegistryCredentials,
+    ResourceRequests,
+    Schedule,
+    Trigger,
+    WakeTrigger,
+)
 
-__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "Pool", "Port", "ResourceRequests"]
+__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "Pool", "Port", "Probes", "RegistryCredentials",
+           "ResourceRequests", "Schedule", "Trigger", "WakeTrigger"]

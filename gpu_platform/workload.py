@@ -10,9 +10,8 @@ and the fix. The pool and the platform's own workloads are known only when the p
 rules (a pod's GPUs within a node's, no name the platform has in the same namespace) are checked then, before the
 Deployment is sent.
 
-Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring), a private
-registry's credentials, the model cache, the wake trigger and custom triggers (the platform program's own workloads
-have them).
+Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring) and the model
+cache (the platform program's own workloads have them).
 """
 
 from collections.abc import Mapping
@@ -84,6 +83,36 @@ class Probes(TypedDict):
     as many."""
 
 
+class Trigger(TypedDict):
+    name: str
+    """The trigger's name (a DNS label), e.g. `queue-depth`."""
+    metric: str
+    """One of the workload's own series, summed over exactly its pods, e.g. `vllm:num_requests_waiting`."""
+    threshold: float
+    """The target per replica, e.g. 5 waiting requests per pod."""
+    window: NotRequired[str]
+    """The window the series is averaged over (default `1m`)."""
+
+
+class WakeTrigger(TypedDict):
+    query: str
+    """A PromQL demand signal that exists while the workload has no pods (a gateway's queue length)."""
+    threshold: float
+    """The target per replica."""
+    activation_threshold: NotRequired[float]
+    """Above this value the workload wakes from zero (default 0)."""
+
+
+class RegistryCredentials(TypedDict):
+    server: str
+    """The registry's host, e.g. `registry.example.com`."""
+    username: str
+    """The registry user."""
+    password: pulumi.Input[str]
+    """The password or token (pass `config.requireSecret(...)`): kept in a `kubernetes.io/dockerconfigjson` Secret
+    the pods pull with, secret in every state file."""
+
+
 class Pool(TypedDict):
     name: NotRequired[pulumi.Input[str]]
     """The pool's name (`gpuPool.name`): which of `platform_workloads` share it with this workload."""
@@ -117,7 +146,8 @@ class GpuWorkloadArgs(TypedDict):
     namespace: NotRequired[str]
     """The namespace the objects go in (default `gpu-workloads`); it must exist (the platform's or your own)."""
     min_replicas: NotRequired[int]
-    """The fewest replicas (default 1); 0 is refused here (nothing would wake the workload)."""
+    """The fewest replicas (default 1); 0 needs `wake_trigger` (GPU utilisation cannot wake a workload that has no
+    pods)."""
     gpus_per_pod: NotRequired[int]
     """GPUs per pod (default 1): at most a node's."""
     target_utilization: NotRequired[float]
@@ -152,6 +182,12 @@ class GpuWorkloadArgs(TypedDict):
     """The workload's own metrics endpoint, scraped through a PodMonitor."""
     schedules: NotRequired[list[Schedule]]
     """Recurring windows of minimum capacity (a known daily peak, held before it comes)."""
+    triggers: NotRequired[list[Trigger]]
+    """Triggers on the workload's own series (a queue, a request rate) beside the GPU one; the HPA takes the largest."""
+    wake_trigger: NotRequired[WakeTrigger]
+    """The demand signal that wakes the workload from `min_replicas` 0."""
+    image_pull_secret: NotRequired[RegistryCredentials]
+    """Credentials for a private registry."""
     probes: NotRequired[Probes]
     """HTTP startup, readiness and liveness checks (needs `ports`)."""
     priority_class_name: NotRequired[pulumi.Input[str]]
@@ -178,11 +214,12 @@ def _whole(value: Any) -> Any:
 
 #: The arguments the workload's model does not read as given: the platform's wiring, and `secret_env`, whose
 #: values are Inputs (the model sees only the variables' names, below).
-_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env", "platform_workloads")
+_PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env", "platform_workloads",
+                  "image_pull_secret")
 #: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
 #: whose keys are the user's variable names.
-_OBJECTS = ("ports", "metrics", "requests", "schedules", "probes")
+_OBJECTS = ("ports", "metrics", "requests", "schedules", "probes", "triggers", "wake_trigger")
 
 
 def _camel(value: Any) -> Any:
@@ -211,7 +248,8 @@ class GpuWorkload(pulumi.ComponentResource):
         deployment, scaled_object, _ = workload_children(self, name, ChildArgs(
             workload=workload, namespace=workload.namespace, placement=placement,
             prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name"),
-            secret_env=dict(args.get("secret_env") or {})))
+            secret_env=dict(args.get("secret_env") or {}),
+            registry_password=registry["password"] if (registry := args.get("image_pull_secret")) else None))
         self.deployment_name = deployment.metadata.apply(lambda m: m["name"])
         self.scaled_object_name = scaled_object.metadata.apply(lambda m: m["name"])
         self.namespace = deployment.metadata.apply(lambda m: m["namespace"])
@@ -225,6 +263,9 @@ class GpuWorkload(pulumi.ComponentResource):
         # The model names each secret variable's config key; here the value is the argument's own, so the key is
         # the variable's name (the rules read only the names: a clash with `env`, a valid variable name).
         raw["secretEnv"] = {name: name for name in args.get("secret_env") or {}}
+        if (registry := args.get("image_pull_secret")) is not None:  # the password is the argument's own, as above
+            raw["imagePullSecret"] = {"server": registry.get("server"), "username": registry.get("username"),
+                                      "passwordSecret": "password"}
         try:
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:

@@ -258,3 +258,57 @@ def test_the_kubeconfig_read_through_the_stack_reference_stays_secret(
     kubeconfig = rec.get("platform-cluster").inputs["kubeconfig"]
     assert isinstance(kubeconfig, Secret) and kubeconfig.value == MOCK_KUBECONFIG
     assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if "mock-token" in text]
+
+
+def test_own_triggers_and_a_wake_trigger_from_zero_render_as_the_platforms_own(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """A queue trigger beside the GPU one, and scale-to-zero woken by a gateway's queue: the ScaledObject the
+    platform renders for the same workload, from arguments as the provider host hands them over."""
+    own = {"name": "reranker", "image": "registry.example.com/reranker:2.1", "maxReplicas": 6, "minReplicas": 0,
+           "ports": [{"name": "http", "port": 8000}], "metrics": {"port": "http"},
+           "triggers": [{"name": "queue-depth", "metric": "vllm:num_requests_waiting", "threshold": 5}],
+           "wakeTrigger": {"query": "sum(gateway_pending)", "threshold": 10, "activationThreshold": 1}}
+    wire = {**own, "priorityClassName": "gpu-workload", "maxReplicas": 6.0, "minReplicas": 0.0,
+            "ports": [{"name": "http", "port": 8000.0}],
+            "triggers": [{"name": "queue-depth", "metric": "vllm:num_requests_waiting", "threshold": 5.0}],
+            "wakeTrigger": {"query": "sum(gateway_pending)", "threshold": 10.0, "activation_threshold": 1.0}}
+    ours = program(tmp_path, platform, wire)
+    theirs = record_stack("dev", {"workloads": [own]})
+    kind = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+    spec = ours.of_type(kind)[0].inputs["spec"]
+    assert spec == theirs.get("reranker-scaledobject", kind).inputs["spec"]
+    assert [t["name"] for t in spec["triggers"]] == ["gpu-utilization", "demand", "queue-depth"]
+    with pytest.raises(Exception, match=r"minReplicas: 0"):  # without a wake trigger nothing would wake it
+        program(tmp_path / "b", platform, {k: v for k, v in wire.items() if k != "wakeTrigger"})
+    bad = {**wire, "wakeTrigger": {**wire["wakeTrigger"], "activation_threshold": -1.0}}
+    with pytest.raises(Exception, match=r"wakeTrigger\.activationThreshold: -1 must be at least 0"):
+        program(tmp_path / "c", platform, bad)  # named in the stack file's words
+
+
+def test_registry_credentials_reach_the_pods_through_a_secret_and_the_password_is_plain_nowhere(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    password = "registry-token-from-the-teams-secret-config"
+    (tmp_path / "Pulumi.yaml").write_text("name: workload-team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(PROGRAM.replace(
+        'workload = pulumi.Config().require_object("workload")',
+        'workload = {"name": "summarizer", "image": "registry.example.com/summarizer:1.0", "maxReplicas": 2}')
+        .replace('"prometheus_url": platform.require_output("prometheusUrl")}',
+                 '"prometheus_url": platform.require_output("prometheusUrl"), "image_pull_secret": {'
+                 '"server": "registry.example.com", "username": "team", '
+                 '"password": pulumi.Config().require_secret("registryPassword")}}'))
+    rec = record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
+                         secrets={"workload-team:registryPassword": password})
+    secret = rec.get("summarizer-registry-secret")
+    assert secret.inputs["type"] == "kubernetes.io/dockerconfigjson"
+    (config,) = secrets_in(secret.inputs["stringData"])
+    assert json.loads(config[".dockerconfigjson"])["auths"]["registry.example.com"]["password"] == password
+    assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if password in text]
+    pods = rec.get("summarizer-deployment").inputs["spec"]["template"]["spec"]
+    assert pods["imagePullSecrets"] == [{"name": secret.inputs["metadata"]["name"]}]
+    theirs = record_stack("dev", {"workloads": [{"name": "summarizer", "image": "registry.example.com/summarizer:1.0",
+                                                 "maxReplicas": 2, "imagePullSecret": {
+                                                     "server": "registry.example.com", "username": "team",
+                                                     "passwordSecret": "registryPassword"}}]})
+    assert pods["imagePullSecrets"] == theirs.get("summarizer-deployment").inputs["spec"]["template"]["spec"][
+        "imagePullSecrets"]
