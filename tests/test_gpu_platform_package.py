@@ -268,10 +268,12 @@ def test_own_triggers_and_a_wake_trigger_from_zero_render_as_the_platforms_own(
            "ports": [{"name": "http", "port": 8000}], "metrics": {"port": "http"},
            "triggers": [{"name": "queue-depth", "metric": "vllm:num_requests_waiting", "threshold": 5}],
            "wakeTrigger": {"query": "sum(gateway_pending)", "threshold": 10, "activationThreshold": 1}}
-    wire = {**own, "priorityClassName": "gpu-workload", "maxReplicas": 6.0, "minReplicas": 0.0,
-            "ports": [{"name": "http", "port": 8000.0}],
-            "triggers": [{"name": "queue-depth", "metric": "vllm:num_requests_waiting", "threshold": 5.0}],
-            "wakeTrigger": {"query": "sum(gateway_pending)", "threshold": 10.0, "activation_threshold": 1.0}}
+    wire: dict[str, Any] = {**own, "priorityClassName": "gpu-workload", "maxReplicas": 6.0, "minReplicas": 0.0,
+                            "ports": [{"name": "http", "port": 8000.0}],
+                            "triggers": [{"name": "queue-depth", "metric": "vllm:num_requests_waiting",
+                                          "threshold": 5.0}],
+                            "wakeTrigger": {"query": "sum(gateway_pending)", "threshold": 10.0,
+                                            "activation_threshold": 1.0}}
     ours = program(tmp_path, platform, wire)
     theirs = record_stack("dev", {"workloads": [own]})
     kind = "kubernetes:keda.sh/v1alpha1:ScaledObject"
