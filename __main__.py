@@ -142,13 +142,13 @@ for w in cfg.workloads:
             secret_env={env: secrets[key] for env, key in w.secret_env.items()},
             registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
             provision_minutes=pool.provision_minutes,
+            pool=pool.name,
         ),
         opts=in_cluster,
     )
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
-outputs = stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda, monitoring=monitoring,
-                        namespaces=namespaces, workload_priority=workload_priority, workloads=workloads,
-                        placeholders=placeholders)
-for output, value in outputs.items():
+for output, value in stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda,
+                                   monitoring=monitoring, namespaces=namespaces, workload_priority=workload_priority,
+                                   workloads=workloads, placeholders=placeholders).items():
     pulumi.export(output, value)

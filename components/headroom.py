@@ -53,7 +53,6 @@ class HeadroomArgs:
 class Headroom(pulumi.ComponentResource):
     """Namespace and PriorityClass; per pool, a placeholder Deployment and (with schedules) its ScaledObject."""
 
-    deployments: dict[str, k8s.apps.v1.Deployment]
     priority_class: k8s.scheduling.v1.PriorityClass
     #: Per pool, its placeholder Deployment's name, read from it.
     placeholders: dict[str, pulumi.Output[str]]
@@ -67,10 +66,9 @@ class Headroom(pulumi.ComponentResource):
             **headroom_priority_class_args(),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.deployments = {}
+        self.placeholders = {}
         for pool in args.pools:
             self._placeholders(name, pool, ns, args)
-        self.placeholders = {pool: d.metadata.name for pool, d in self.deployments.items()}
         self.register_outputs({"namespace": ns.metadata.name, "priorityClass": self.priority_class.metadata.name,
                                "deployments": self.placeholders})
 
@@ -83,7 +81,7 @@ class Headroom(pulumi.ComponentResource):
         spec = placeholder_deployment_spec(h, pool.pod_gpus, pool.placement, pool.name)
         # The Output makes the Deployment wait for the class its pods' admission resolves.
         spec["template"]["spec"]["priorityClassName"] = self.priority_class.metadata.name
-        deployment = self.deployments[pool.pool] = k8s.apps.v1.Deployment(
+        deployment = k8s.apps.v1.Deployment(
             f"{role}-deployment",
             metadata={
                 "name": pool.name,
@@ -96,6 +94,7 @@ class Headroom(pulumi.ComponentResource):
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.gpu_ready)),
         )
+        self.placeholders[pool.pool] = deployment.metadata.name
         if h.schedules:
             k8s.apiextensions.CustomResource(
                 f"{role}-scaledobject",

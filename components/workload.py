@@ -43,6 +43,8 @@ class GpuWorkloadArgs:
     #: The pool's `provisionMinutes`: a pod may first wait for a new node (renderers/workload_specs.py
     #: rollout_timeouts, progress_deadline_seconds).
     provision_minutes: int = DEFAULT_PROVISION_MINUTES
+    #: The name of the platform's pool the pods run on, for the `workloads` output.
+    pool: str | None = None
 
 class GpuWorkload(pulumi.ComponentResource):
     deployment: k8s.apps.v1.Deployment
@@ -56,7 +58,7 @@ class GpuWorkload(pulumi.ComponentResource):
         self.summary = pulumi.Output.all(
             self.deployment.metadata, self.deployment.spec, self.scaled_object.metadata, self.scaled_object.spec,
             service.spec.ports[0].port if service is not None else None,
-        ).apply(lambda v: _summary(*v))
+        ).apply(lambda v: {**_summary(*v), "pool": args.pool})
         self.register_outputs(
             {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
              "serviceAddress": self.summary["service"]}
@@ -65,8 +67,7 @@ class GpuWorkload(pulumi.ComponentResource):
 
 def _summary(meta: Mapping[str, Any], spec: Mapping[str, Any], scaled_meta: Mapping[str, Any],
              scaled: Mapping[str, Any], port: int | None) -> dict[str, Any]:
-    """Where the workload runs and what scales it, from its Deployment, ScaledObject and Service (the SDK hands a
-    typed object's outputs over as mappings under its Python names)."""
+    """Where the workload runs and what scales it, from its objects (typed outputs arrive as mappings)."""
     name, namespace = meta["name"], meta["namespace"]
     return {
         "namespace": namespace,

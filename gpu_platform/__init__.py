@@ -5,15 +5,17 @@ from gpu_platform.workload import (
     GpuWorkload,
     GpuWorkloadArgs,
     Metrics,
+    ModelCache,
     Pool,
     Port,
     Probes,
     RegistryCredentials,
     ResourceRequests,
     Schedule,
+    Serving,
     Trigger,
     WakeTrigger,
 )
 
-__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "Pool", "Port", "Probes", "RegistryCredentials",
-           "ResourceRequests", "Schedule", "Trigger", "WakeTrigger"]
+__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache", "Pool", "Port", "Probes", "RegistryCredentials",
+           "ResourceRequests", "Schedule", "Serving", "Trigger", "WakeTrigger"]

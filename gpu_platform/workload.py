@@ -10,8 +10,9 @@ and the fix. The pool and the platform's own workloads are known only when the p
 rules (a pod's GPUs within a node's, no name the platform has in the same namespace) are checked then, before the
 Deployment is sent.
 
-Not yet arguments here: the serving profile (its recording rules live in the platform's monitoring) and the model
-cache (the platform program's own workloads have them).
+A serving profile's triggers query the engine's own series, so it scales here as on the platform; the recording
+rules its dashboards and alerts read are the platform's, for its own workloads only. A `hostPath` model cache is
+refused: it needs a namespace at Pod Security `privileged`, which this component neither creates nor can check.
 """
 
 from collections.abc import Mapping
@@ -26,7 +27,9 @@ from components.workload import workload_children
 from renderers.placement import PoolPlacement
 from stackconfig import ConfigError, Problem, WorkloadConfig
 from stackconfig.errors import from_validation_error
+from stackconfig.rules.inert import inert_workload_problems
 from stackconfig.rules.serving import serving_problems
+from stackconfig.rules.serving_profile import profile_problems
 from stackconfig.rules.workloads import fit_problems, own_problems
 from stackconfig.stack import KNOWN_KEYS
 
@@ -101,6 +104,61 @@ class WakeTrigger(TypedDict):
     """The target per replica."""
     activation_threshold: NotRequired[float]
     """Above this value the workload wakes from zero (default 0)."""
+
+
+class LatencyObjective(TypedDict):
+    ttft_p90: NotRequired[str]
+    """The P90 time to first token to hold, e.g. `500ms`."""
+    tpot_p90: NotRequired[str]
+    """The P90 time per output token to hold, e.g. `50ms`."""
+
+
+class PerGpuLatency(TypedDict):
+    ttft_p90: str
+    """P90 time to first token of a request alone on one GPU (measured), e.g. `40ms`."""
+    tpot_p90: str
+    """P90 time per output token at low load, e.g. `7ms`."""
+    tpot_p90_at_knee: str
+    """P90 time per output token at the knee of the throughput curve, e.g. `40ms`."""
+
+
+class Band(TypedDict):
+    scale_up: NotRequired[float]
+    """Replicas are added above this latency ratio (P90 / objective; default 0.6)."""
+    scale_down: NotRequired[float]
+    """Replicas are removed below it (default 0.35)."""
+
+
+class Serving(TypedDict):
+    engine: NotRequired[str]
+    """The model server whose series the triggers read, e.g. `vllm`."""
+    latency_objective: NotRequired[LatencyObjective]
+    """The P90s the workload is scaled to hold."""
+    per_gpu: NotRequired[PerGpuLatency]
+    """What one GPU delivers for this model and request mix."""
+    band: NotRequired[Band]
+    """Hysteresis on the latency ratio."""
+    queue_per_replica: NotRequired[float]
+    """Waiting requests per ready replica that count as saturated (default 5)."""
+    kv_cache_usage: NotRequired[float]
+    """KV-cache usage per ready replica, 0 to 1, that counts as saturated (default 0.8)."""
+    longest_request: NotRequired[str]
+    """The longest request the engine serves: a removed pod keeps serving this long (default `120s`)."""
+
+
+class ModelCache(TypedDict):
+    type: str
+    """`nfs` (a Gcore File Share every pod mounts) or `pvc` (an existing ReadWriteMany claim)."""
+    mount_path: NotRequired[str]
+    """Where the pods see it (default `/models`)."""
+    server: NotRequired[str]
+    """`nfs`: the File Share's server."""
+    path: NotRequired[str]
+    """`nfs`: the export's path."""
+    claim_name: NotRequired[str]
+    """`pvc`: the claim's name."""
+    read_only: NotRequired[bool]
+    """Mount it read-only (default false)."""
 
 
 class RegistryCredentials(TypedDict):
@@ -188,6 +246,10 @@ class GpuWorkloadArgs(TypedDict):
     """The demand signal that wakes the workload from `min_replicas` 0."""
     image_pull_secret: NotRequired[RegistryCredentials]
     """Credentials for a private registry."""
+    serving: NotRequired[Serving]
+    """A serving profile: scale a model server on its latency objective, queue and KV cache."""
+    model_cache: NotRequired[ModelCache]
+    """Where model weights persist between pods."""
     probes: NotRequired[Probes]
     """HTTP startup, readiness and liveness checks (needs `ports`)."""
     priority_class_name: NotRequired[pulumi.Input[str]]
@@ -219,7 +281,7 @@ _PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env",
 #: Arguments whose objects' keys are the schema's properties, which arrive under their Python names through the
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
 #: whose keys are the user's variable names.
-_OBJECTS = ("ports", "metrics", "requests", "schedules", "probes", "triggers", "wake_trigger")
+_OBJECTS = ("ports", "metrics", "requests", "schedules", "probes", "triggers", "wake_trigger", "serving", "model_cache")
 
 
 def _camel(value: Any) -> Any:
@@ -270,7 +332,13 @@ class GpuWorkload(pulumi.ComponentResource):
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:
             self._refuse(from_validation_error(exc, _KEYS))
-        self._refuse([*own_problems("", workload), *serving_problems("", workload)])
+        problems = [*own_problems("", workload), *serving_problems("", workload), *profile_problems("", workload),
+                    *inert_workload_problems("", workload)]
+        if workload.model_cache is not None and workload.model_cache.type == "hostPath":
+            problems.append(Problem("modelCache.type", "hostPath", "needs the namespace at Pod Security "
+                                    "'privileged', which this component cannot check; without it no pod is admitted",
+                                    "use an nfs or pvc cache"))
+        self._refuse(problems)
         return workload
 
     def _placement(self, w: WorkloadConfig, pool: Mapping[str, Any], platform: Mapping[str, Any]) -> PoolPlacement:

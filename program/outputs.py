@@ -18,7 +18,7 @@ from components.keda import Keda
 from components.monitoring import Monitoring
 from components.workload import GpuWorkload, WorkloadNamespaces, WorkloadPriority
 from renderers.headroom_specs import max_replicas, replicas
-from stackconfig import GpuPoolConfig, HeadroomConfig, StackConfig
+from stackconfig import HeadroomConfig, StackConfig
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS
 
 
@@ -53,7 +53,7 @@ def stack_outputs(
         "prometheusUrl": monitoring.prometheus_url,
         "grafanaAdminPassword": monitoring.grafana_password,  # secret (a generated password)
         "chartVersions": cfg.charts.model_dump(by_alias=True, exclude={"mirror"}),
-        "workloads": {w.name: _on_pool(workloads[w.name], cfg.pool_of(w)) for w in cfg.workloads},
+        "workloads": {name: w.summary for name, w in workloads.items()},
         "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
         "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
     }
@@ -80,11 +80,6 @@ def gpu_pools_output(cfg: StackConfig, placeholders: Mapping[str, pulumi.Output[
             "workloads": [w.name for w in cfg.workloads_on(pool)],
         }
     return out
-
-
-def _on_pool(workload: GpuWorkload, pool: GpuPoolConfig | None) -> pulumi.Output[dict[str, Any]]:
-    """A workload's entry of `workloads`: what its objects say, and the name of its pool."""
-    return workload.summary.apply(lambda s: {**s, "pool": pool.name if pool is not None else None})
 
 
 def headroom_output(h: HeadroomConfig | None, pod_gpus: int, price_per_gpu_hour: float,

@@ -111,6 +111,7 @@ def test_the_platforms_workload_from_a_teams_program_is_the_platforms_own(
     # Server-side apply would adopt the platform's own objects, and this stack's destroy would delete them.
     ({"name": OWN["name"]}, f"name: '{OWN['name']}' is a workload of the platform in namespace gpu-workloads"),
     ({"ports": [{"name": "http", "port": 8000}], "probes": {"port": "web"}}, "probes.port: 'web'"),
+    ({"cooldownPeriod": 600}, "cooldownPeriod: 600 only applies when scaling to zero"),
 ])
 def test_a_bad_argument_is_refused_naming_it_before_anything_is_registered(
         tmp_path: Path, platform: ReferencedStack, bad: dict[str, Any], said: str) -> None:
@@ -314,3 +315,34 @@ def test_registry_credentials_reach_the_pods_through_a_secret_and_the_password_i
                                                      "passwordSecret": "registryPassword"}}]})
     assert pods["imagePullSecrets"] == theirs.get("summarizer-deployment").inputs["spec"]["template"]["spec"][
         "imagePullSecrets"]
+
+
+def test_a_served_model_with_a_shared_cache_renders_as_the_platforms_own(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """The serving profile (triggers on the engine's own series) and an NFS model cache, from arguments as the
+    provider host hands them over: the ScaledObject and the Deployment the platform renders for the same workload."""
+    own = {"name": "chat", "image": "registry.example.com/vllm:0.14.0", "maxReplicas": 4,
+           "ports": [{"name": "http", "port": 8000}], "metrics": {"port": "http"},
+           "probes": {"port": "http"}, "terminationGracePeriodSeconds": 160,
+           "serving": {"engine": "vllm", "latencyObjective": {"ttftP90": "500ms", "tpotP90": "50ms"},
+                       "perGpu": {"ttftP90": "40ms", "tpotP90": "7ms", "tpotP90AtKnee": "40ms"},
+                       "band": {"scaleUp": 0.7}},
+           "modelCache": {"type": "nfs", "server": "10.0.0.5", "path": "/share/models"}}
+    wire: dict[str, Any] = {
+        **own, "priorityClassName": "gpu-workload", "maxReplicas": 4.0, "terminationGracePeriodSeconds": 160.0,
+        "ports": [{"name": "http", "port": 8000.0}],
+        "serving": {"engine": "vllm", "latency_objective": {"ttft_p90": "500ms", "tpot_p90": "50ms"},
+                    "per_gpu": {"ttft_p90": "40ms", "tpot_p90": "7ms", "tpot_p90_at_knee": "40ms"},
+                    "band": {"scale_up": 0.7}},
+        "model_cache": {"type": "nfs", "server": "10.0.0.5", "path": "/share/models"}}
+    ours = program(tmp_path, platform, wire)
+    theirs = record_stack("dev", {"workloads": [own]})
+    for kind, role in (("kubernetes:keda.sh/v1alpha1:ScaledObject", "scaledobject"),
+                       ("kubernetes:apps/v1:Deployment", "deployment")):
+        assert ours.of_type(kind)[0].inputs["spec"] == theirs.get(f"chat-{role}", kind).inputs["spec"], kind
+    triggers = ours.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")[0].inputs["spec"]["triggers"]
+    assert [t["name"] for t in triggers] == ["gpu-utilization", "latency-objective", "queue-depth", "kv-cache"]
+    with pytest.raises(Exception, match=r"band\.scaleDown: 0\.9 .*scaleUp"):  # named in the stack file's words
+        program(tmp_path / "b", platform, {**wire, "serving": {**wire["serving"], "band": {"scale_down": 0.9}}})
+    with pytest.raises(Exception, match=r"modelCache\.type: 'hostPath' needs the namespace at Pod Security"):
+        program(tmp_path / "c", platform, {**wire, "model_cache": {"type": "hostPath"}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from stackconfig.errors import Problem
 from stackconfig.stack import StackConfig
 from stackconfig.system_pool import SystemPoolConfig
+from stackconfig.workloads import WorkloadConfig
 
 
 def inert_key_problems(cfg: StackConfig) -> list[Problem]:
@@ -21,9 +22,13 @@ def inert_key_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("monitoring.storageClass", m.storage_class,
                            "is set without monitoring.storageSize, so Prometheus gets no volume to put it on",
                            "set monitoring.storageSize (e.g. '100Gi'), or drop monitoring.storageClass"))
-    for i, w in enumerate(cfg.workloads):
-        if "cooldown_period" in w.model_fields_set and w.min_replicas > 0:
-            out.append(Problem(f"workloads[{i}].cooldownPeriod", w.cooldown_period,
-                               f"only applies when scaling to zero (KEDA's cooldownPeriod), but minReplicas is "
-                               f"{w.min_replicas}", "drop cooldownPeriod, or set minReplicas to 0 with a wakeTrigger"))
-    return out
+    return out + [p for i, w in enumerate(cfg.workloads) for p in inert_workload_problems(f"workloads[{i}]", w)]
+
+
+def inert_workload_problems(key: str, w: WorkloadConfig) -> list[Problem]:
+    """One workload's, apart from its other rules: reading which keys it was given reads all of them."""
+    if "cooldown_period" in w.model_fields_set and w.min_replicas > 0:
+        return [Problem(f"{key}.cooldownPeriod", w.cooldown_period, "only applies when scaling to zero (KEDA's "
+                        f"cooldownPeriod), but minReplicas is {w.min_replicas}",
+                        "drop cooldownPeriod, or set minReplicas to 0 with a wakeTrigger")]
+    return []
