@@ -18,9 +18,11 @@ from components.headroom import Headroom, HeadroomArgs, PoolHeadroom
 from components.keda import Keda, KedaArgs
 from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
-from components.workload import GpuWorkload, GpuWorkloadArgs, WorkloadNamespaces, WorkloadPriority
+from components.workload import WorkloadNamespaces, WorkloadPriority
+from gpu_platform import GpuWorkload, PlatformWiring
 from program.config import secret_config, stack_config
 from program.outputs import stack_outputs
+from program.workloads import workload_args
 from renderers import alertmanager_config, chart_values, dashboards, rule_groups, workload_specs
 from renderers.gcore_cluster import autoscaler_config
 from renderers.gpu_ready_gate import Gate
@@ -131,20 +133,13 @@ for w in cfg.workloads:
     assert pool is not None  # stackconfig refuses a workload without a pool of the stack
     workloads[w.name] = GpuWorkload(
         w.name,
-        GpuWorkloadArgs(
-            workload=w,
-            namespace=namespaces.names[w.namespace],
-            placement=PoolPlacement.of(pool),
-            prometheus_url=monitoring.prometheus_url,
-            gpu_ready=[gpu_operator.release],
-            scaler_ready=[keda.release, monitoring.release],
-            priority_class=workload_priority.priority_class.metadata.name,
-            secret_env={env: secrets[key] for env, key in w.secret_env.items()},
-            registry_password=secrets[w.image_pull_secret.password_secret] if w.image_pull_secret else None,
-            provision_minutes=pool.provision_minutes,
-            pool=pool.name,
-        ),
-        opts=in_cluster,
+        workload_args(w, pool, secrets, monitoring.prometheus_url, workload_priority.priority_class.metadata.name),
+        # Its type before the workloads came from the package (gpu_platform/workload.py TYPE): nothing is replaced.
+        opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(
+            aliases=[pulumi.Alias(type_="gpu-platform:workloads:GpuWorkload")])),
+        wiring=PlatformWiring(namespace=namespaces.names[w.namespace], gpu_ready=[gpu_operator.release],
+                              scaler_ready=[keda.release, monitoring.release],
+                              provision_minutes=pool.provision_minutes, pool=pool.name),
     )
 
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).

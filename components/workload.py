@@ -1,5 +1,6 @@
-"""The workloads' components: GpuWorkload (a GPU Deployment and the KEDA ScaledObject that scales it, with what it
-serves), WorkloadNamespaces and WorkloadPriority. Every object's spec comes from renderers/workload_specs.py."""
+"""A workload's objects (a GPU Deployment, the KEDA ScaledObject that scales it, what it serves) for the component
+package's GpuWorkload (gpu_platform/workload.py), and the platform's WorkloadNamespaces and WorkloadPriority. Every
+object's spec comes from renderers/workload_specs.py."""
 
 from __future__ import annotations
 
@@ -43,26 +44,14 @@ class GpuWorkloadArgs:
     #: The pool's `provisionMinutes`: a pod may first wait for a new node (renderers/workload_specs.py
     #: rollout_timeouts, progress_deadline_seconds).
     provision_minutes: int = DEFAULT_PROVISION_MINUTES
-    #: The name of the platform's pool the pods run on, for the `workloads` output.
-    pool: str | None = None
 
-class GpuWorkload(pulumi.ComponentResource):
-    deployment: k8s.apps.v1.Deployment
-    scaled_object: k8s.apiextensions.CustomResource
-    #: The workload's entry of the `workloads` stack output (docs/outputs.md), read from its objects.
-    summary: pulumi.Output[dict[str, Any]]
-
-    def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:workloads:GpuWorkload", name, None, opts)
-        self.deployment, self.scaled_object, service = workload_children(self, name, args)
-        self.summary = pulumi.Output.all(
-            self.deployment.metadata, self.deployment.spec, self.scaled_object.metadata, self.scaled_object.spec,
-            service.spec.ports[0].port if service is not None else None,
-        ).apply(lambda v: {**_summary(*v), "pool": args.pool})
-        self.register_outputs(
-            {"deployment": self.deployment.metadata["name"], "scaledObject": self.scaled_object.metadata["name"],
-             "serviceAddress": self.summary["service"]}
-        )
+def workload_summary(deployment: k8s.apps.v1.Deployment, scaled_object: k8s.apiextensions.CustomResource,
+                     service: k8s.core.v1.Service | None, pool: str | None) -> pulumi.Output[dict[str, Any]]:
+    """The workload's entry of the `workloads` stack output (docs/outputs.md), read from its objects."""
+    return pulumi.Output.all(
+        deployment.metadata, deployment.spec, scaled_object.metadata, scaled_object.spec,
+        service.spec.ports[0].port if service is not None else None,
+    ).apply(lambda v: {**_summary(*v), "pool": pool})
 
 
 def _summary(meta: Mapping[str, Any], spec: Mapping[str, Any], scaled_meta: Mapping[str, Any],
@@ -84,9 +73,8 @@ def _summary(meta: Mapping[str, Any], spec: Mapping[str, Any], scaled_meta: Mapp
 
 def workload_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs) -> tuple[
         k8s.apps.v1.Deployment, k8s.apiextensions.CustomResource, k8s.core.v1.Service | None]:
-    """The workload's objects under `parent`: the platform program's GpuWorkload and the package's
-    (gpu_platform/workload.py) create the same ones. `args.placement` may be an Output (a consumer's pool labels
-    and taints read from the platform stack): the specs it shapes are rendered when it is known."""
+    """The workload's objects under `parent` (the package's GpuWorkload). `args.placement` may be an Output (a
+    consumer's pool labels and taints read from the platform stack): the specs it shapes are rendered when known."""
     w = args.workload
     labels = specs.labels(w)
     pod_inputs, service = serving_children(parent, name, args, labels)

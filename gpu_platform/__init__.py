@@ -6,6 +6,7 @@ from gpu_platform.workload import (
     GpuWorkloadArgs,
     Metrics,
     ModelCache,
+    PlatformWiring,
     Pool,
     Port,
     Probes,
@@ -17,5 +18,5 @@ from gpu_platform.workload import (
     WakeTrigger,
 )
 
-__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache", "Pool", "Port", "Probes", "RegistryCredentials",
-           "ResourceRequests", "Schedule", "Serving", "Trigger", "WakeTrigger"]
+__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache", "PlatformWiring", "Pool", "Port", "Probes",
+           "RegistryCredentials", "ResourceRequests", "Schedule", "Serving", "Trigger", "WakeTrigger"]

@@ -15,7 +15,8 @@ rules its dashboards and alerts read are the platform's, for its own workloads o
 refused: it needs a namespace at Pod Security `privileged`, which this component neither creates nor can check.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -23,10 +24,11 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.workload import GpuWorkloadArgs as ChildArgs
-from components.workload import workload_children
+from components.workload import workload_children, workload_summary
 from renderers.placement import PoolPlacement
 from stackconfig import ConfigError, Problem, WorkloadConfig
 from stackconfig.errors import from_validation_error
+from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
 from stackconfig.rules.inert import inert_workload_problems
 from stackconfig.rules.serving import serving_problems
 from stackconfig.rules.serving_profile import profile_problems
@@ -274,6 +276,9 @@ def _whole(value: Any) -> Any:
     return value
 
 
+#: The component's type token. The platform program's workloads had `gpu-platform:workloads:GpuWorkload` before they
+#: came from this package: __main__.py gives them that as an alias, so no workload is replaced.
+TYPE = "gpu-platform:index:GpuWorkload"
 #: The arguments the workload's model does not read as given: the platform's wiring, and `secret_env`, whose
 #: values are Inputs (the model sees only the variables' names, below).
 _PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env", "platform_workloads",
@@ -292,6 +297,20 @@ def _camel(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class PlatformWiring:
+    """What the platform's own program gives its workloads besides their arguments (no schema carries resources):
+    the namespace it created (an Output, so the objects wait for it), what the pods and the ScaledObject wait for
+    (the GPU Operator; KEDA and Prometheus), its pool's provisioning time and name. With it, a hostPath model cache
+    is accepted: the platform creates the namespace at the Pod Security level the cache needs."""
+
+    namespace: pulumi.Input[str] | None = None
+    gpu_ready: Sequence[pulumi.Resource] = ()
+    scaler_ready: Sequence[pulumi.Resource] = ()
+    provision_minutes: int = DEFAULT_PROVISION_MINUTES
+    pool: str | None = None
+
+
 class GpuWorkload(pulumi.ComponentResource):
     """A GPU workload on the platform: what the platform program creates for a stack file's workload."""
 
@@ -302,23 +321,28 @@ class GpuWorkload(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     """The namespace the objects are in, read from the Deployment."""
 
-    def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:index:GpuWorkload", name, {}, opts)
-        workload = self._workload(args)
+    def __init__(self, name: str, args: GpuWorkloadArgs, opts: pulumi.ResourceOptions | None = None, *,
+                 wiring: PlatformWiring | None = None) -> None:
+        super().__init__(TYPE, name, {}, opts)
+        workload = self._workload(args, hosted=wiring is not None)
+        wiring = wiring or PlatformWiring()
         placement = pulumi.Output.all(args["pool"], args.get("platform_workloads") or {}).apply(
             lambda v: self._placement(workload, v[0], v[1]))
-        deployment, scaled_object, _ = workload_children(self, name, ChildArgs(
-            workload=workload, namespace=workload.namespace, placement=placement,
+        deployment, scaled_object, service = workload_children(self, name, ChildArgs(
+            workload=workload, namespace=wiring.namespace or workload.namespace, placement=placement,
             prometheus_url=args["prometheus_url"], priority_class=args.get("priority_class_name"),
             secret_env=dict(args.get("secret_env") or {}),
-            registry_password=registry["password"] if (registry := args.get("image_pull_secret")) else None))
+            registry_password=registry["password"] if (registry := args.get("image_pull_secret")) else None,
+            gpu_ready=wiring.gpu_ready, scaler_ready=wiring.scaler_ready, provision_minutes=wiring.provision_minutes))
+        #: The workload's entry of the platform's `workloads` stack output, read from its objects.
+        self.summary = workload_summary(deployment, scaled_object, service, wiring.pool)
         self.deployment_name = deployment.metadata.apply(lambda m: m["name"])
         self.scaled_object_name = scaled_object.metadata.apply(lambda m: m["name"])
         self.namespace = deployment.metadata.apply(lambda m: m["namespace"])
         self.register_outputs({"deploymentName": self.deployment_name, "scaledObjectName": self.scaled_object_name,
                                "namespace": self.namespace})
 
-    def _workload(self, args: GpuWorkloadArgs) -> WorkloadConfig:
+    def _workload(self, args: GpuWorkloadArgs, hosted: bool) -> WorkloadConfig:
         """The workload's own keys, checked by the platform's model and rules before any child exists."""
         raw: dict[str, Any] = {to_camel(k): _whole(_camel(v) if k in _OBJECTS else v) for k, v in args.items()
                                if k not in _PLATFORM_ARGS}
@@ -334,7 +358,7 @@ class GpuWorkload(pulumi.ComponentResource):
             self._refuse(from_validation_error(exc, _KEYS))
         problems = [*own_problems("", workload), *serving_problems("", workload), *profile_problems("", workload),
                     *inert_workload_problems("", workload)]
-        if workload.model_cache is not None and workload.model_cache.type == "hostPath":
+        if workload.model_cache is not None and workload.model_cache.type == "hostPath" and not hosted:
             problems.append(Problem("modelCache.type", "hostPath", "needs the namespace at Pod Security "
                                     "'privileged', which this component cannot check; without it no pod is admitted",
                                     "use an nfs or pvc cache"))

@@ -23,7 +23,7 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then suite="$1"; shift; fi
 [ "${1:-}" = "--" ] && shift
 case "$suite" in
   lifecycle) files=(e2e/test_preview.py e2e/test_pools.py e2e/test_gpu_gate.py e2e/test_lifecycle.py e2e/test_existing_cluster.py
-             e2e/test_prod.py e2e/test_gcore_provider.py e2e/test_bad_input.py) ;;
+             e2e/test_prod.py e2e/test_gcore_provider.py e2e/test_bad_input.py e2e/test_upgrade.py) ;;
   autoscaling) files=(e2e/test_autoscaling.py) ;;
   serving) files=(e2e/test_serving_chain.py) ;;
   *) echo "e2e: unknown suite '$suite' (lifecycle, autoscaling or serving)" >&2; exit 2 ;;

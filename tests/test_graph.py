@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gpu_platform.workload import TYPE as GPU_WORKLOAD
 from offline.engine import RecordedResource, Recording, Secret
 from renderers import promql
 from stacknames import GPU_READY_TAINT_KEY, GPU_READY_TAINT_SPEC
@@ -23,7 +24,7 @@ def components(rec: Recording) -> list[RecordedResource]:
 
 
 def workloads(rec: Recording) -> list[str]:
-    return [r.name for r in rec.of_type("gpu-platform:workloads:GpuWorkload")]
+    return [r.name for r in rec.of_type(GPU_WORKLOAD)]
 
 
 def test_names_are_unique(rec: Recording) -> None:
@@ -55,7 +56,7 @@ def test_component_types(rec: Recording) -> None:
         "gpu-platform:addons:Keda",
         "gpu-platform:addons:Monitoring",
         "gpu-platform:workloads:WorkloadNamespaces",
-        "gpu-platform:workloads:GpuWorkload",
+        GPU_WORKLOAD,  # the component package's (gpu_platform/)
         "gpu-platform:workloads:WorkloadPriority",
     }
 

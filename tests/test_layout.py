@@ -29,8 +29,8 @@ MAY_IMPORT: dict[str, set[str]] = {
                    "pulumi_gcore"},
     # The component package (PulumiPlugin.yaml): the platform's components for other programs, any language.
     "gpu_platform": {"components", "renderers", "stackconfig", "pulumi"},
-    "program": {"components", "renderers", "stackconfig", "stacknames", "pulumi"},
-    "__main__": {"components", "program", "renderers", "stackconfig", "stacknames", "pulumi"},
+    "program": {"components", "gpu_platform", "renderers", "stackconfig", "stacknames", "pulumi"},
+    "__main__": {"components", "gpu_platform", "program", "renderers", "stackconfig", "stacknames", "pulumi"},
     # The engine evaluates the program under Pulumi's mocks; it never imports components itself.
     "offline": {"stackconfig", "stacknames", "pulumi", "pulumi_gcore", "toolenv"},
     "capacity": {"offline", "renderers", "stackconfig", "stacknames", "toolenv"},

@@ -19,12 +19,12 @@ import pytest
 
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.monitoring import Monitoring, MonitoringArgs
-from components.workload import GpuWorkload, GpuWorkloadArgs
+from gpu_platform import GpuWorkload, PlatformWiring
 from offline.components import record_components
 from offline.engine import MOCK_KUBECONFIG, ReferencedStack, Secret, record_stack
 from program.config import secret_config
-from renderers.placement import PoolPlacement
-from stackconfig import load_stack_config, versions
+from program.workloads import workload_args
+from stackconfig import load_stack_config, secret_config_keys, versions
 from tests.test_config import BASE
 from tests.test_existing_cluster import DEV_EXISTING, EXISTING
 from tests.test_serving import SERVING
@@ -57,9 +57,9 @@ def test_a_workloads_plain_secret_env_and_registry_password_end_secret() -> None
     (w,) = cfg.workloads
 
     def build() -> None:
-        GpuWorkload(w.name, GpuWorkloadArgs(
-            workload=w, namespace=w.namespace, placement=PoolPlacement.of(cfg.pools[0]),
-            prometheus_url="http://prometheus:9090", secret_env={"HF_TOKEN": PLAIN}, registry_password=PLAIN))
+        GpuWorkload(w.name, workload_args(w, cfg.pools[0], dict.fromkeys(secret_config_keys(cfg), PLAIN),
+                                          "http://prometheus:9090", "gpu-workload"),
+                    wiring=PlatformWiring(namespace=w.namespace))  # its hostPath cache: the platform's namespace
 
     rec, _ = record_components(build)
     env = rec.get(f"{w.name}-env-secret").inputs["stringData"]
