@@ -169,21 +169,26 @@ def test_a_bad_nested_argument_is_named_in_the_stack_files_words(tmp_path: Path,
     assert "schedules[0].minReplicas" in str(err.value), str(err.value)
 
 
-def test_a_secret_variable_reaches_the_pod_through_a_secret_and_is_plain_nowhere(
-        tmp_path: Path, platform: ReferencedStack) -> None:
-    """`secretEnv` from the team's secret config: the value only in the Kubernetes Secret (marked secret), the pod
-    reading it by reference, as the platform does for its own workloads (prod's inference and its HF_TOKEN)."""
-    token = "hf_from_the_teams_secret_config"
+def with_a_secret(tmp_path: Path, platform: ReferencedStack, argument: str, key: str, value: str) -> Recording:
+    """The team's program for one small workload with `argument` (Python source) reading `key` of its secret config."""
     (tmp_path / "Pulumi.yaml").write_text("name: workload-team\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     (tmp_path / "__main__.py").write_text(PROGRAM.replace(
         'workload = pulumi.Config().require_object("workload")',
         'workload = {"name": "summarizer", "image": "registry.example.com/summarizer:1.0", "maxReplicas": 2}')
         .replace('"prometheus_url": platform.require_output("prometheusUrl")}',
-                 '"prometheus_url": platform.require_output("prometheusUrl"), '
-                 '"secret_env": {"HF_TOKEN": pulumi.Config().require_secret("hfToken")}}'))
-    rec = record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
-                         secrets={"workload-team:hfToken": token})
+                 f'"prometheus_url": platform.require_output("prometheusUrl"), {argument}}}'))
+    return record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
+                          secrets={f"workload-team:{key}": value})
+
+
+def test_a_secret_variable_reaches_the_pod_through_a_secret_and_is_plain_nowhere(
+        tmp_path: Path, platform: ReferencedStack) -> None:
+    """`secretEnv` from the team's secret config: the value only in the Kubernetes Secret (marked secret), the pod
+    reading it by reference, as the platform does for its own workloads (prod's inference and its HF_TOKEN)."""
+    token = "hf_from_the_teams_secret_config"
+    rec = with_a_secret(tmp_path, platform, '"secret_env": {"HF_TOKEN": pulumi.Config().require_secret("hfToken")}',
+                        "hfToken", token)
     secret = rec.get("summarizer-env-secret")
     assert secrets_in(secret.inputs["stringData"]) == [{"HF_TOKEN": token}]
     assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if token in text]
@@ -291,17 +296,9 @@ def test_own_triggers_and_a_wake_trigger_from_zero_render_as_the_platforms_own(
 def test_registry_credentials_reach_the_pods_through_a_secret_and_the_password_is_plain_nowhere(
         tmp_path: Path, platform: ReferencedStack) -> None:
     password = "registry-token-from-the-teams-secret-config"
-    (tmp_path / "Pulumi.yaml").write_text("name: workload-team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
-    (tmp_path / "__main__.py").write_text(PROGRAM.replace(
-        'workload = pulumi.Config().require_object("workload")',
-        'workload = {"name": "summarizer", "image": "registry.example.com/summarizer:1.0", "maxReplicas": 2}')
-        .replace('"prometheus_url": platform.require_output("prometheusUrl")}',
-                 '"prometheus_url": platform.require_output("prometheusUrl"), "image_pull_secret": {'
-                 '"server": "registry.example.com", "username": "team", '
-                 '"password": pulumi.Config().require_secret("registryPassword")}}'))
-    rec = record_program(tmp_path, "dev", stack_references={PLATFORM_STACK: platform},
-                         secrets={"workload-team:registryPassword": password})
+    rec = with_a_secret(tmp_path, platform, '"image_pull_secret": {"server": "registry.example.com", "username": '
+                        '"team", "password": pulumi.Config().require_secret("registryPassword")}',
+                        "registryPassword", password)
     secret = rec.get("summarizer-registry-secret")
     assert secret.inputs["type"] == "kubernetes.io/dockerconfigjson"
     (config,) = secrets_in(secret.inputs["stringData"])
