@@ -1,8 +1,8 @@
 """Entry point: read the stack's config, wire the components, export the outputs other stacks use.
 
-What a stack may say is stackconfig/, what gets created is components/ (their specs: renderers/), reading config
-and secrets from the engine and the output contract are program/; this file only connects them, so that tests
-and the offline plan run exactly what `pulumi up` runs.
+What a stack may say is stackconfig/, what gets created is components/ and, for workloads, the component package
+gpu_platform/ (specs: renderers/); config, secrets, workload arguments and the output contract are program/. This
+file only connects them, so that tests and the offline plan run exactly what `pulumi up` runs.
 """
 
 from __future__ import annotations
