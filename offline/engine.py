@@ -8,8 +8,9 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 
 from __future__ import annotations
 
-import gc
+import asyncio
 import json
+import logging
 import runpy
 import sys
 from collections.abc import Mapping
@@ -348,6 +349,27 @@ def record_stack(
                           stack_references=stack_references, preview=preview)
 
 
+def _log_without_traceback(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    logging.getLogger("asyncio").error("%s: %r", context.get("message"), context.get("exception"))
+
+
+def quiet_unretrieved_futures() -> None:
+    """Log a future's unretrieved exception without its traceback, on the loop Pulumi's runtime runs programs on.
+
+    A program refused inside an `apply` leaves futures holding the refusal that nobody awaits; asyncio logs each
+    when the garbage collector finalizes it, at any later moment. Formatting its traceback parses source on CPython
+    3.11 (traceback.py's caret anchors); when that finalizer runs in the middle of another `ast.parse`, the outer
+    parse fails with "AST constructor recursion depth mismatch" (python/cpython gh-106905: one counter per
+    interpreter), and an unrelated test with it.
+    """
+    try:
+        loop = asyncio.get_event_loop()  # as pulumi's runtime/sync_await.py gets it
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    loop.set_exception_handler(_log_without_traceback)
+
+
 def record_program(
     project_dir: Path,
     stack: str,
@@ -396,16 +418,9 @@ def record_program(
     async def run() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
+    quiet_unretrieved_futures()
     with language_host_config(config, secret_keys):
-        try:
-            run()
-        except BaseException:
-            # A failed program leaves futures whose exceptions nobody retrieved; their finalizers log them with a
-            # traceback, which on CPython 3.11 parses source (traceback.py's caret anchors). Collected later, in
-            # the middle of another ast.parse, that nested parse fails it with "AST constructor recursion depth
-            # mismatch" (python/cpython gh-106905, fixed in 3.12): collect them now.
-            gc.collect()
-            raise
+        run()
 
     @pulumi.runtime.test
     async def collect() -> None:
