@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pulumi
 
-from components.cluster import GpuCluster, GpuClusterArgs
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs, PoolHeadroom
@@ -19,7 +18,8 @@ from components.keda import Keda, KedaArgs
 from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import WorkloadNamespaces, WorkloadPriority
-from gpu_platform import GpuWorkload, PlatformWiring
+from gpu_platform import GpuCluster, GpuWorkload, PlatformWiring
+from program.cluster import cluster_args
 from program.config import secret_config, stack_config
 from program.outputs import stack_outputs
 from program.workloads import workload_args
@@ -42,14 +42,9 @@ gpu_cluster: GpuCluster | ExistingCluster
 # delete_before_replace and `protect` govern), never its URN, which would create a second cluster first.
 if existing is None:
     gpu_cluster = GpuCluster(
-        CLUSTER,
-        GpuClusterArgs(
-            cluster=cfg.cluster,
-            pools=pools,
-            system_pool=cfg.system_pool,
-            autoscaler=autoscaler,
-            protect=cfg.protect,
-        ),
+        CLUSTER, cluster_args(cfg, autoscaler),
+        # Its type before it came from the package (gpu_platform/cluster.py TYPE): the cluster is not replaced.
+        opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="gpu-platform:cluster:GpuCluster")]),
     )
 else:
     gpu_cluster = ExistingCluster(

@@ -164,7 +164,7 @@ def test_a_first_up_stopped_while_gcore_creates_is_recovered_as_the_runbook_says
     # Case 1: import. The provider reads the pools the API lists into a Go map and appends them in the map's order
     # (resourceK8sV2Read), and the plan then pairs pools by position: an `up` would recreate the GPU pool and give the
     # system pool its taints. The runbook imports again until the preview shows no pool renamed.
-    parent = next(r["urn"] for r in state(ls)["resources"] if r["type"] == "gpu-platform:cluster:GpuCluster")
+    parent = next(r["urn"] for r in state(ls)["resources"] if r["type"] == "gpu-platform:index:GpuCluster")
     # The map's order is not a coin toss: Go's maps (since 1.24) start a small map's walk at a random one of its 8
     # slots, so two pools come back in the API's order 7 times in 8. The API's own order is not documented: the test
     # has the emulator list them the other way round first (a misread 7 times in 8), then the program's way.

@@ -1,9 +1,10 @@
 """A stack made by an earlier version of this program, brought up to date by `pulumi up` without replacing what runs.
 
-The platform's workloads were `gpu-platform:workloads:GpuWorkload` components before they came from the component
-package (`gpu-platform:index:GpuWorkload`, gpu_platform/workload.py TYPE). Every child's URN carries its parent's
-type, so without the alias `__main__.py` gives them, the next `up` would create each workload's objects anew and
-delete the old ones: a GPU Deployment replaced, its pods restarted.
+The platform's cluster and workloads were `gpu-platform:cluster:GpuCluster` and `gpu-platform:workloads:GpuWorkload`
+components before they came from the component package (`gpu-platform:index:...`, gpu_platform/cluster.py and
+workload.py TYPE). Every child's URN carries its parent's type, so without the aliases `__main__.py` gives them, the
+next `up` would create each one's resources anew and delete the old ones: a second Gcore cluster ordered beside the
+first (whose name it shares), a GPU Deployment replaced, its pods restarted.
 """
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ from e2e.harness import Kube, platform
 from realengine.stack import project_dir
 from realengine.toolchain import ROOT, Toolchain
 
-#: The program as it was: its workloads under their former type.
-FORMER_TYPE = "import gpu_platform.workload as w\nw.TYPE = 'gpu-platform:workloads:GpuWorkload'"
+#: The program as it was: its cluster and workloads under their former types.
+FORMER_TYPES = ("import gpu_platform.cluster as c\nc.TYPE = 'gpu-platform:cluster:GpuCluster'\n"
+                "import gpu_platform.workload as w\nw.TYPE = 'gpu-platform:workloads:GpuWorkload'")
 
 
-def test_the_workloads_moved_into_the_component_package_are_kept(tc: Toolchain, kube: Kube, workdir: Path) -> None:
-    with platform("dev", tc, kube, workdir / "upgrade", existing_cluster=True, prelude=FORMER_TYPE) as ls:
+def test_the_cluster_and_workloads_moved_into_the_component_package_are_kept(tc: Toolchain, kube: Kube,
+                                                                             workdir: Path) -> None:
+    with platform("dev", tc, kube, workdir / "upgrade", prelude=FORMER_TYPES) as ls:
         try:
-            ls.up()
+            cluster_id = ls.up().outputs["clusterId"].value
             before = kube.get("deployment", "inference", "-n", "gpu-workloads")["metadata"]["uid"]
             project_dir(ROOT, ls.workdir, "")  # the program as it is now
-            changes = ls.up().summary.resource_changes
-            assert set(changes) == {"same"}, changes
+            result = ls.up()
+            assert set(result.summary.resource_changes) == {"same"}, result.summary.resource_changes
+            assert result.outputs["clusterId"].value == cluster_id
             assert kube.get("deployment", "inference", "-n", "gpu-workloads")["metadata"]["uid"] == before
         finally:
-            ls.destroy()
+            ls.destroy()  # deletes the Gcore cluster, and the local control plane standing for it

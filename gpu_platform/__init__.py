@@ -1,6 +1,7 @@
-"""The GPU platform's components for programs that deploy onto it: from Python directly, from any Pulumi language
-through `pulumi package add` (PulumiPlugin.yaml)."""
+"""The GPU platform's components, for the programs that build it (GpuCluster) and that deploy onto it (GpuWorkload):
+from Python directly, from any Pulumi language through `pulumi package add` (PulumiPlugin.yaml)."""
 
+from gpu_platform.cluster import Cluster, GpuCluster, GpuClusterArgs, GpuPool, SystemPool
 from gpu_platform.workload import (
     GpuWorkload,
     GpuWorkloadArgs,
@@ -18,5 +19,8 @@ from gpu_platform.workload import (
     WakeTrigger,
 )
 
-__all__ = ["GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache", "PlatformWiring", "Pool", "Port", "Probes",
-           "RegistryCredentials", "ResourceRequests", "Schedule", "Serving", "Trigger", "WakeTrigger"]
+__all__ = [
+    "Cluster", "GpuCluster", "GpuClusterArgs", "GpuPool", "GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache",
+    "PlatformWiring", "Pool", "Port", "Probes", "RegistryCredentials", "ResourceRequests", "Schedule",
+    "Serving", "SystemPool", "Trigger", "WakeTrigger",
+]

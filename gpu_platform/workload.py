@@ -25,8 +25,9 @@ from pydantic.alias_generators import to_camel
 
 from components.workload import GpuWorkloadArgs as ChildArgs
 from components.workload import workload_children, workload_summary
+from gpu_platform.arguments import camel, refuse, whole
 from renderers.placement import PoolPlacement
-from stackconfig import ConfigError, Problem, WorkloadConfig
+from stackconfig import Problem, WorkloadConfig
 from stackconfig.errors import from_validation_error
 from stackconfig.gpu_pool import DEFAULT_PROVISION_MINUTES
 from stackconfig.rules.inert import inert_workload_problems
@@ -262,20 +263,6 @@ class GpuWorkloadArgs(TypedDict):
     warning says when, at their `maxReplicas`, they and this workload want more GPUs than the pool has."""
 
 
-def _whole(value: Any) -> Any:
-    """Whole numbers as the ints the schema declares, in nested objects and lists too: the Python provider host
-    hands integer inputs over as the floats they travel as (pulumi 3.272, provider/experimental/component.py
-    `map_input_properties`: its int() conversion is overwritten by the plain assignment after it). Any other value
-    is the model's to judge."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
-
-
 #: The component's type token. The platform program's workloads had `gpu-platform:workloads:GpuWorkload` before they
 #: came from this package: __main__.py gives them that as an alias, so no workload is replaced.
 TYPE = "gpu-platform:index:GpuWorkload"
@@ -287,14 +274,6 @@ _PLATFORM_ARGS = ("pool", "prometheus_url", "priority_class_name", "secret_env",
 #: provider host (`min_replicas`): named in the stack file's words here, as the model's messages are. Not `env`,
 #: whose keys are the user's variable names.
 _OBJECTS = ("ports", "metrics", "requests", "schedules", "probes", "triggers", "wake_trigger", "serving", "model_cache")
-
-
-def _camel(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {to_camel(k): v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_camel(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -344,7 +323,7 @@ class GpuWorkload(pulumi.ComponentResource):
 
     def _workload(self, args: GpuWorkloadArgs, hosted: bool) -> WorkloadConfig:
         """The workload's own keys, checked by the platform's model and rules before any child exists."""
-        raw: dict[str, Any] = {to_camel(k): _whole(_camel(v) if k in _OBJECTS else v) for k, v in args.items()
+        raw: dict[str, Any] = {to_camel(k): whole(camel(v) if k in _OBJECTS else v) for k, v in args.items()
                                if k not in _PLATFORM_ARGS}
         # The model names each secret variable's config key; here the value is the argument's own, so the key is
         # the variable's name (the rules read only the names: a clash with `env`, a valid variable name).
@@ -401,11 +380,4 @@ class GpuWorkload(pulumi.ComponentResource):
         return placement
 
     def _refuse(self, problems: list[Problem]) -> None:
-        """Pulumi's error for bad component inputs: the engine shows each argument's path with its reason (the
-        Python SDK's counterpart of pulumi-eks's `ResourceError`)."""
-        if problems:
-            named = [Problem(p.key.lstrip("."), p.value, p.message, p.fix) for p in problems]
-            message = str(ConfigError(named)).replace("invalid stack configuration", "invalid GpuWorkload arguments")
-            raise pulumi.InputPropertiesError(
-                f"{self._name}: {message}",
-                [{"property_path": p.key, "reason": f"{p.value!r} {p.message}. Fix: {p.fix}"} for p in named])
+        refuse(self, "GpuWorkload", problems)

@@ -8,9 +8,7 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import runpy
 import sys
 from collections.abc import Mapping
@@ -18,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offline.runtime import Transforms, language_host_config
+from offline.runtime import Transforms, language_host_config, quiet_unretrieved_futures
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The generated Gcore SDK (`pulumi install`, or `python -m realengine.gcore_sdk`), which requirements*.txt install.
@@ -347,27 +345,6 @@ def record_stack(
         stack_references = placeholder_references(stack, overrides) if project_dir == ROOT else {}
     return record_program(project_dir, stack, overrides, into=into, secrets=secrets,
                           stack_references=stack_references, preview=preview)
-
-
-def _log_without_traceback(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    logging.getLogger("asyncio").error("%s: %r", context.get("message"), context.get("exception"))
-
-
-def quiet_unretrieved_futures() -> None:
-    """Log a future's unretrieved exception without its traceback, on the loop Pulumi's runtime runs programs on.
-
-    A program refused inside an `apply` leaves futures holding the refusal that nobody awaits; asyncio logs each
-    when the garbage collector finalizes it, at any later moment. Formatting its traceback parses source on CPython
-    3.11 (traceback.py's caret anchors); when that finalizer runs in the middle of another `ast.parse`, the outer
-    parse fails with "AST constructor recursion depth mismatch" (python/cpython gh-106905: one counter per
-    interpreter), and an unrelated test with it.
-    """
-    try:
-        loop = asyncio.get_event_loop()  # as pulumi's runtime/sync_await.py gets it
-    except RuntimeError:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-    loop.set_exception_handler(_log_without_traceback)
 
 
 def record_program(

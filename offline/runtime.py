@@ -6,7 +6,9 @@ sets (the cluster's `deleted_with`) is recorded.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,3 +100,24 @@ def transformed(request: Any, callbacks: list[Any]) -> Any:
         if o.HasField("delete_before_replace"):
             out.deleteBeforeReplace, out.deleteBeforeReplaceDefined = o.delete_before_replace, True
     return out
+
+
+def _log_without_traceback(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    logging.getLogger("asyncio").error("%s: %r", context.get("message"), context.get("exception"))
+
+
+def quiet_unretrieved_futures() -> None:
+    """Log a future's unretrieved exception without its traceback, on the loop Pulumi's runtime runs programs on.
+
+    A program refused inside an `apply` leaves futures holding the refusal that nobody awaits; asyncio logs each
+    when the garbage collector finalizes it, at any later moment. Formatting its traceback parses source on CPython
+    3.11 (traceback.py's caret anchors); when that finalizer runs in the middle of another `ast.parse`, the outer
+    parse fails with "AST constructor recursion depth mismatch" (python/cpython gh-106905: one counter per
+    interpreter), and an unrelated test with it.
+    """
+    try:
+        loop = asyncio.get_event_loop()  # as pulumi's runtime/sync_await.py gets it
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    loop.set_exception_handler(_log_without_traceback)

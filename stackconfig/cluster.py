@@ -48,7 +48,8 @@ class ExistingClusterConfig(Model):
 
 
 class ClusterConfig(Model):
-    """The Gcore Managed Kubernetes cluster. Changing name, keypair, network, subnet or cni REPLACES it."""
+    """The Gcore Managed Kubernetes cluster (keys: gpu_platform/cluster.py `Cluster`). Changing name, keypair,
+    network, subnet or cni REPLACES it."""
 
     name: GcoreName
     #: Set when the cluster exists already: nothing of the cluster itself is then created or changed.
@@ -58,12 +59,10 @@ class ClusterConfig(Model):
     project_name: str | None = None
     region_id: int | None = Field(default=None, ge=1)
     region_name: str | None = None
-    #: Required unless `existing` (rules/cluster.py).
     keypair: str | None = Field(default=None, min_length=1)
     network: str | None = None
     subnet: str | None = None
     cni: Literal["calico", "cilium"] = "calico"
-    #: Cluster Autoscaler flags that override the ones derived from the GPU pool.
     autoscaler: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")

@@ -95,22 +95,19 @@ def _taints_default(data: dict[str, Any]) -> dict[str, str]:
 
 
 class GpuPoolConfig(Model):
-    """A bare-metal GPU pool. Changing flavor or publicIpv4 RECREATES the pool (20-25 min, billed)."""
+    """A bare-metal GPU pool; its keys are documented in gpu_platform/cluster.py `GpuPool` (the component's schema).
+    Changing flavor or publicIpv4 RECREATES the pool (20-25 min, billed)."""
 
     name: GcoreName = DEFAULT_POOL_NAME
     flavor: str = "bm3-ai-1xlarge-h100-80-8"
     gpus_per_node: int | None = Field(default=None, ge=1, le=MAX_GPUS_PER_NODE)
-    #: Spot capacity (discounted; Gcore may reclaim a node): only workloads with `interruptible: true` may use it.
-    #: Default: what the flavor table says of the flavor.
     spot: bool = Field(default_factory=_spot_default)
     min_nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     max_nodes: int = Field(default=2, ge=1, le=MAX_NODES)
     public_ipv4: bool = False
     labels: Labels = Field(default_factory=_labels_default)
     taints: Taints = Field(default_factory=_taints_default)
-    #: Minutes a new node of this flavor needs until its GPUs are allocatable (BM: 20-25 min + 5-10 min).
     provision_minutes: ProvisionMinutes = DEFAULT_PROVISION_MINUTES
-    #: A flavor newer than stackconfig/flavors.py: accepted only with this and an explicit gpusPerNode.
     accept_unlisted_flavor: bool = False
     #: Nodes register with the start-up taint `GPU_READY_TAINT_KEY` and the gate DaemonSet removes it once all their
     #: GPUs are allocatable, so the Cluster Autoscaler counts a Ready node still installing its GPU stack as coming

@@ -17,7 +17,7 @@ from stacknames import CLUSTER_COMPONENT, CLUSTER_TYPE
 from tests.conftest import CLUSTER_RESOURCE, PROVIDER_RESOURCE, cluster_name
 
 PROJECT = "gpu-autoscaling"
-COMPONENT_TYPE = "gpu-platform:cluster:GpuCluster"
+COMPONENT_TYPE = "gpu-platform:index:GpuCluster"
 PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
 

@@ -51,7 +51,7 @@ def test_every_component_registers_its_outputs(rec: Recording) -> None:
 def test_component_types(rec: Recording) -> None:
     types = {c.type for c in components(rec)} - {"gpu-platform:scaling:Headroom"}  # prod only: test_headroom.py
     assert types == {
-        "gpu-platform:cluster:GpuCluster",
+        "gpu-platform:index:GpuCluster",
         "gpu-platform:addons:GpuOperator",
         "gpu-platform:addons:Keda",
         "gpu-platform:addons:Monitoring",

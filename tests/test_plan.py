@@ -168,7 +168,7 @@ def test_same_program_and_config_give_identical_bytes_in_any_process(
 ) -> None:
     # Mock URNs carry the stack this process evaluated first: plan the other one in a fresh process, where
     # they differ, through the command the workflow runs.
-    top = next(r for r in recordings["dev"].resources if r.type == "gpu-platform:cluster:GpuCluster")
+    top = next(r for r in recordings["dev"].resources if r.type == "gpu-platform:index:GpuCluster")
     first = top.parent.rsplit("-", 1)[-1]
     stack = "prod" if first == "dev" else "dev"
     out = tmp_path / "plan" / f"{stack}.yaml"  # the folder does not exist yet
@@ -301,7 +301,7 @@ def test_diagram_has_components_as_subgraphs_and_dependencies_as_edges(rec: Reco
         line.strip() == "end" for line in diagram
     )
     assert {a for a, _, _ in edges} | {b for _, _, b in edges} <= set(declared)
-    assert f"gpu_platform_cluster_GpuCluster_{name}" in {
+    assert f"gpu_platform_index_GpuCluster_{name}" in {
         m.group(1) for line in diagram if (m := re.match(r"\s+subgraph (\w+)\[", line))
     }
     scaled_objects = [d for d in declared if d.startswith("kubernetes_keda_sh_v1alpha1_ScaledObject_")]

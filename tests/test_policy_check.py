@@ -109,13 +109,13 @@ def test_resources_are_presented_as_the_analyzer_presents_them(plans: dict[str, 
     urn = "urn:pulumi:prod::gpu-autoscaling::"
 
     cluster = by_name["gpu-cluster"]
-    assert cluster.urn == f"{urn}gpu-platform:cluster:GpuCluster$gcore:index/k8sv2:K8sv2::gpu-cluster"
+    assert cluster.urn == f"{urn}gpu-platform:index:GpuCluster$gcore:index/k8sv2:K8sv2::gpu-cluster"
     (gpu_pool,) = [pool for pool in cluster.props["pools"] if pool["name"] == "gpu"]
     assert gpu_pool["maxNodeCount"] == 4 and isinstance(gpu_pool["maxNodeCount"], float)
     assert (cluster.opts.protect, cluster.opts.delete_before_replace) == (True, True)
     assert cluster.provider is None  # the gcore package's default provider
     assert cluster.parent is by_name["gpu"]
-    assert cluster.opts.parent == f"{urn}gpu-platform:cluster:GpuCluster::gpu"
+    assert cluster.opts.parent == f"{urn}gpu-platform:index:GpuCluster::gpu"
     assert by_name["gpu"].opts.parent == f"{urn}pulumi:pulumi:Stack::gpu-autoscaling-prod"
     assert by_name["gpu"].parent is None  # the root stack is not in the plan
 
