@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pulumi
 
-from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gpu_operator import GpuOperator, GpuOperatorArgs
 from components.headroom import Headroom, HeadroomArgs, PoolHeadroom
 from components.keda import Keda, KedaArgs
 from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import WorkloadNamespaces, WorkloadPriority
-from gpu_platform import GpuCluster, GpuWorkload, PlatformWiring
+from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload, PlatformWiring
 from program.cluster import cluster_args
 from program.config import secret_config, stack_config
 from program.outputs import stack_outputs
@@ -49,16 +48,17 @@ if existing is None:
 else:
     gpu_cluster = ExistingCluster(
         CLUSTER,
-        ExistingClusterArgs(
-            kubeconfig=(
+        {
+            "kubeconfig": (
                 secrets[existing.kubeconfig_secret]
                 if existing.kubeconfig_secret
                 else pulumi.StackReference(str(existing.stack_reference)).require_output("kubeconfig")
             ),
-            cluster_name=cfg.cluster.name,
-            kubernetes_version=cfg.cluster.version,
-            autoscaler=autoscaler,
-        ),
+            "cluster_name": cfg.cluster.name,
+            "kubernetes_version": cfg.cluster.version,
+            "autoscaler": autoscaler,
+        },
+        opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(type_="gpu-platform:cluster:ExistingCluster")]),
     )
 in_cluster = pulumi.ResourceOptions(
     providers={"kubernetes": gpu_cluster.provider},

@@ -1,7 +1,15 @@
 """The GPU platform's components, for the programs that build it (GpuCluster) and that deploy onto it (GpuWorkload):
 from Python directly, from any Pulumi language through `pulumi package add` (PulumiPlugin.yaml)."""
 
-from gpu_platform.cluster import Cluster, GpuCluster, GpuClusterArgs, GpuPool, SystemPool
+from gpu_platform.cluster import (
+    Cluster,
+    ExistingCluster,
+    ExistingClusterArgs,
+    GpuCluster,
+    GpuClusterArgs,
+    GpuPool,
+    SystemPool,
+)
 from gpu_platform.workload import (
     GpuWorkload,
     GpuWorkloadArgs,
@@ -20,7 +28,7 @@ from gpu_platform.workload import (
 )
 
 __all__ = [
-    "Cluster", "GpuCluster", "GpuClusterArgs", "GpuPool", "GpuWorkload", "GpuWorkloadArgs", "Metrics", "ModelCache",
-    "PlatformWiring", "Pool", "Port", "Probes", "RegistryCredentials", "ResourceRequests", "Schedule",
-    "Serving", "SystemPool", "Trigger", "WakeTrigger",
+    "Cluster", "ExistingCluster", "ExistingClusterArgs", "GpuCluster", "GpuClusterArgs", "GpuPool", "GpuWorkload",
+    "GpuWorkloadArgs", "Metrics", "ModelCache", "PlatformWiring", "Pool", "Port", "Probes", "RegistryCredentials",
+    "ResourceRequests", "Schedule", "Serving", "SystemPool", "Trigger", "WakeTrigger",
 ]

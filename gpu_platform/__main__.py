@@ -3,8 +3,8 @@
 
 from pulumi.provider.experimental import component_provider_host
 
-from gpu_platform.cluster import GpuCluster
+from gpu_platform.cluster import ExistingCluster, GpuCluster
 from gpu_platform.workload import GpuWorkload
 
 if __name__ == "__main__":
-    component_provider_host(name="gpu-platform", components=[GpuCluster, GpuWorkload])
+    component_provider_host(name="gpu-platform", components=[GpuCluster, ExistingCluster, GpuWorkload])

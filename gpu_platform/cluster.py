@@ -1,5 +1,6 @@
 """GpuCluster: a Gcore Managed Kubernetes cluster with its bare-metal GPU pools and its system pool, its kubeconfig
-(secret) and a Kubernetes provider for it.
+(secret) and a Kubernetes provider for it. ExistingCluster: the same provider and outputs for a cluster made
+elsewhere (the Gcore portal, another stack), reached through its kubeconfig.
 
 The arguments are a stack file's `cluster`, `gpuPools` and `systemPool` keys (docs/configuration.md), under the same
 names in the component's schema; a pool states only what differs from the defaults (an H100 node of 8 GPUs, 1 to 2
@@ -10,6 +11,7 @@ before any child is registered, with the platform's own rules (stackconfig), and
 Which input changes replace the cluster or recreate a pool is delivery/guard.py's (it stops such a pull request).
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
@@ -101,6 +103,19 @@ class SystemPool(TypedDict):
     """`standard` (default), `ssd_hiiops`, `cold` or `ultra`."""
 
 
+class ExistingClusterArgs(TypedDict):
+    kubeconfig: pulumi.Input[str]
+    """The cluster's kubeconfig: a secret config value, or another stack's `kubeconfig` output. Secret here even when
+    given in plain text."""
+    cluster_name: str
+    """The cluster's name, as the stack outputs report it."""
+    kubernetes_version: str
+    """The version the cluster runs (`kubectl version`'s server version), e.g. `v1.35.3`."""
+    autoscaler: NotRequired[Mapping[str, str]]
+    """The Cluster Autoscaler flags a cluster created by GpuCluster would get: nothing of the cluster is changed, so
+    they are reported once, as a warning, for the cluster's owner to set."""
+
+
 class GpuClusterArgs(TypedDict):
     cluster: Cluster
     """The cluster: its name, version, keypair, project, region and network."""
@@ -112,9 +127,10 @@ class GpuClusterArgs(TypedDict):
     """Protect the cluster against `pulumi destroy` and replacement (production)."""
 
 
-#: The component's type token. The platform program's cluster was `gpu-platform:cluster:GpuCluster` before it came
-#: from this package: __main__.py gives it that as an alias, so the cluster is not replaced.
+#: The components' type tokens. The platform program's clusters were `gpu-platform:cluster:<class>` before they came
+#: from this package: __main__.py gives them that as an alias, so no cluster and no provider is replaced.
 TYPE = "gpu-platform:index:GpuCluster"
+EXISTING_TYPE = "gpu-platform:index:ExistingCluster"
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -226,3 +242,39 @@ class GpuCluster(pulumi.ComponentResource):
         refuse(self, "GpuCluster", [*cluster_problems(cfg), *pool_problems(cfg), *system_pool_problems(cfg),
                                     *flavor_problems(cfg), *autoscaler_problems(cfg), *provision_time_problems(cfg)])
         return cfg
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """The `provider` and outputs GpuCluster gives, for a cluster made elsewhere: nothing of the cluster itself
+    (pools, Cluster Autoscaler flags, version) is created or changed."""
+
+    cluster_name: pulumi.Output[str]
+    """The cluster's name, as given."""
+    kubernetes_version: pulumi.Output[str]
+    """The version the cluster runs, as given."""
+    kubeconfig: pulumi.Output[str]
+    """The cluster's kubeconfig, secret."""
+
+    def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(EXISTING_TYPE, name, {}, opts)
+        version = args.get("kubernetes_version")
+        if not isinstance(version, str) or not re.fullmatch(r"v1\.\d+(\.\d+)?", version):
+            refuse(self, "ExistingCluster", [Problem("kubernetesVersion", version, "is not a Kubernetes version",
+                                                     "write it like v1.35.3, as `kubectl version` reports the server")])
+        self.kubeconfig = pulumi.Output.secret(args["kubeconfig"])
+        self.provider = k8s.Provider(
+            f"{name}-provider",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.cluster_name = pulumi.Output.from_input(args["cluster_name"])
+        self.cluster_id: pulumi.Output[str | None] = pulumi.Output.from_input(None)  # not created here
+        self.kubernetes_version = pulumi.Output.from_input(version)
+        if flags := args.get("autoscaler"):
+            pulumi.log.warn(
+                "cluster.existing: this stack does not manage the cluster's Cluster Autoscaler; for the GPU pool, "
+                "headroom and rollouts it assumes these settings, to be set by the cluster's owner: "
+                + ", ".join(f"{k}={v}" for k, v in sorted(flags.items())), resource=self)
+        self.register_outputs({"clusterName": self.cluster_name, "kubernetesVersion": self.kubernetes_version,
+                               "kubeconfig": self.kubeconfig})

@@ -8,13 +8,15 @@ from typing import Any
 from offline.engine import Recording, Secret, _mocks_and_monitor
 
 
-def record_components(build: Callable[[], Any], stack: str = "components") -> tuple[Recording, Any]:
+def record_components(build: Callable[[], Any], stack: str = "components",
+                      into: Recording | None = None) -> tuple[Recording, Any]:
     """Run `build` (it constructs components directly, with inputs a test chooses) under the same mocks and
     recording monitor as a stack; what it registered, and what it returned with every Output resolved to
-    `Secret(value)` or its plain value (so a test sees what a component does with, say, a plain-text input)."""
+    `Secret(value)` or its plain value (so a test sees what a component does with, say, a plain-text input).
+    `into` receives the registrations even when `build` raises."""
     import pulumi
 
-    recording = Recording(stack)
+    recording = into if into is not None else Recording(stack)
     mocks, monitor = _mocks_and_monitor(recording)
     pulumi.runtime.set_mocks(mocks, project="components", stack=stack, monitor=monitor)
     pulumi.runtime.set_all_config({}, [])

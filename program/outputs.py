@@ -11,12 +11,11 @@ from typing import Any
 
 import pulumi
 
-from components.existing_cluster import ExistingCluster
 from components.gpu_operator import GpuOperator
 from components.keda import Keda
 from components.monitoring import Monitoring
 from components.workload import WorkloadNamespaces, WorkloadPriority
-from gpu_platform import GpuCluster, GpuWorkload
+from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload
 from renderers.headroom_specs import max_replicas, replicas
 from stackconfig import HeadroomConfig, StackConfig
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS

@@ -110,7 +110,7 @@ def test_nothing_is_deleted_with_a_cluster_this_stack_did_not_create(record: Cal
     from tests.test_existing_cluster import DEV_EXISTING  # dev deploying into a portal-made cluster
 
     portal = record("dev", **DEV_EXISTING)
-    assert portal.of_type("gpu-platform:cluster:ExistingCluster") and not portal.of_type(CLUSTER_TYPE)
+    assert portal.of_type("gpu-platform:index:ExistingCluster") and not portal.of_type(CLUSTER_TYPE)
     assert all(not r.options["deletedWith"] for r in portal.resources)
 
 

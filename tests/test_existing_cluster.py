@@ -117,7 +117,7 @@ def portal() -> Recording:
 def test_nothing_of_the_cluster_is_created(portal: Recording) -> None:
     assert not [r for r in portal.resources if r.type.startswith("gcore:")]
     assert not portal.invokes
-    assert portal.get("gpu", "gpu-platform:cluster:ExistingCluster")
+    assert portal.get("gpu", "gpu-platform:index:ExistingCluster")
 
 
 def test_the_provider_takes_the_secret_kubeconfig_and_everything_else_uses_it(portal: Recording) -> None:

@@ -1,5 +1,6 @@
-"""gpu_platform's GpuCluster: its schema, and the cluster a program gets from it stating only what differs from the
-defaults: the dev platform's own cluster, and bad arguments refused before anything is registered.
+"""gpu_platform's GpuCluster (and ExistingCluster): its schema, and the cluster a program gets from it stating only
+what differs from the defaults: the dev platform's own cluster, and bad arguments refused before anything is
+registered.
 
 The program below uses the component as a Python program can; other languages get it through `pulumi package add`,
 from the schema `test_the_schema...` checks.
@@ -14,8 +15,9 @@ import pytest
 import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
-from gpu_platform import GpuCluster
-from offline.engine import ROOT, Recording, record_program
+from gpu_platform import ExistingCluster, GpuCluster
+from offline.components import record_components
+from offline.engine import MOCK_KUBECONFIG, ROOT, Recording, record_program
 from stackconfig.stack import KNOWN_KEYS
 
 PROGRAM = '''
@@ -93,3 +95,19 @@ def test_a_bad_argument_is_refused_naming_it_before_anything_is_registered(
         program(tmp_path, {**DEV_ARGS, **bad}, into=rec)
     assert said in str(err.value), str(err.value)
     assert not [r for r in rec.resources if r.type in CREATED]
+
+
+def test_an_existing_clusters_schema_takes_its_kubeconfig_as_an_input() -> None:
+    component = Analyzer("gpu-platform").analyze([ExistingCluster])["component_definitions"]["ExistingCluster"]
+    assert set(component.inputs) == {"kubeconfig", "clusterName", "kubernetesVersion", "autoscaler"}
+    assert {k for k, p in component.inputs.items() if not p.plain} == {"kubeconfig"}  # another stack's output
+    assert set(component.outputs) == {"clusterName", "kubernetesVersion", "kubeconfig"}
+
+
+def test_an_existing_clusters_bad_version_is_refused_before_its_provider() -> None:
+    rec = Recording("components")
+    with pytest.raises(Exception, match="invalid ExistingCluster arguments") as err:
+        record_components(lambda: ExistingCluster("gpu", {"kubeconfig": MOCK_KUBECONFIG, "cluster_name": "c",
+                                                          "kubernetes_version": "1.35.3"}), into=rec)
+    assert "kubernetesVersion: '1.35.3' is not a Kubernetes version" in str(err.value)
+    assert not rec.of_type("pulumi:providers:kubernetes")

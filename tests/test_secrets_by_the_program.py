@@ -17,9 +17,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.monitoring import Monitoring, MonitoringArgs
-from gpu_platform import GpuWorkload, PlatformWiring
+from gpu_platform import ExistingCluster, GpuWorkload, PlatformWiring
 from offline.components import record_components
 from offline.engine import MOCK_KUBECONFIG, ReferencedStack, Secret, record_stack
 from program.config import secret_config
@@ -43,8 +42,8 @@ def test_a_kubeconfig_another_stack_exports_in_plain_text_ends_secret() -> None:
 
 def test_an_existing_clusters_plain_kubeconfig_ends_secret() -> None:
     def build() -> Any:
-        cluster = ExistingCluster("gpu", ExistingClusterArgs(kubeconfig=MOCK_KUBECONFIG, cluster_name="c",
-                                                             kubernetes_version="v1.34.6"))
+        cluster = ExistingCluster("gpu", {"kubeconfig": MOCK_KUBECONFIG, "cluster_name": "c",
+                                          "kubernetes_version": "v1.34.6"})
         return {"kubeconfig": cluster.kubeconfig}
 
     rec, out = record_components(build)
