@@ -100,8 +100,13 @@ def list_pools_in(directory: Path, name: str, order: list[str]) -> None:
     if sorted(by_name) != sorted(order):
         raise ValueError(f"cluster {name!r} has pools {sorted(by_name)}, not {sorted(order)}")
     cluster["pools"] = [by_name[n] for n in order]
+    write_json(path, cluster)
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Whole or not at all: a reader (the settle thread, a test watching the state) never sees half a file."""
     staged = path.with_suffix(".tmp")
-    staged.write_text(json.dumps(cluster, indent=2, sort_keys=True))
+    staged.write_text(json.dumps(value, indent=2, sort_keys=True))
     staged.replace(path)
 
 
@@ -136,15 +141,14 @@ class Store:
         return json.loads(path.read_text()) if path.exists() else None
 
     def save(self, cluster: dict[str, Any]) -> None:
-        path = self._cluster_path(cluster["project_id"], cluster["region_id"], cluster["name"])
-        path.write_text(json.dumps(cluster, indent=2, sort_keys=True))
+        write_json(self._cluster_path(cluster["project_id"], cluster["region_id"], cluster["name"]), cluster)
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         path = self.dir / "tasks" / f"{task_id}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
     def _save_task(self, task: dict[str, Any]) -> None:
-        (self.dir / "tasks" / f"{task['id']}.json").write_text(json.dumps(task, indent=2, sort_keys=True))
+        write_json(self.dir / "tasks" / f"{task['id']}.json", task)
 
     # --- tasks -----------------------------------------------------------------------------------------------
 
@@ -493,7 +497,8 @@ def serving(directory: Path, kubeconfig: Path | None = None, on_delete: str | No
         while not stop.wait(SETTLE_SECONDS):
             store.settle()
 
-    threads = [threading.Thread(target=server.serve_forever, name="gcore-api", daemon=True),
+    # serve_forever checks for shutdown every poll_interval (0.5 s by default): each `serving` would end that late.
+    threads = [threading.Thread(target=server.serve_forever, args=(0.02,), name="gcore-api", daemon=True),
                threading.Thread(target=settle_loop, name="gcore-api-tasks", daemon=True)]
     for thread in threads:
         thread.start()
