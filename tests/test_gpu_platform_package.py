@@ -13,9 +13,12 @@ import copy
 import gc
 import json
 import logging
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
@@ -281,6 +284,25 @@ def test_the_kubeconfig_read_through_the_stack_reference_stays_secret(
     kubeconfig = rec.get("platform-cluster").inputs["kubeconfig"]
     assert isinstance(kubeconfig, Secret) and kubeconfig.value == MOCK_KUBECONFIG
     assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if "mock-token" in text]
+
+
+def test_the_python_example_keeps_a_kubeconfig_the_platform_did_not_mark_secret(
+        platform: ReferencedStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/package-consumer itself, its generated SDK played by a module of the same names (the component's
+    objects are the tests above'): its provider's kubeconfig is secret even from a platform that exports it plain."""
+    sdk = types.ModuleType("pulumi_gpu_platform")
+
+    class GpuWorkload(pulumi.ComponentResource):
+        def __init__(self, resource_name: str, opts: pulumi.ResourceOptions | None = None, **_: Any) -> None:
+            super().__init__("gpu-platform:index:GpuWorkload", resource_name, None, opts)
+            self.deployment_name = self.scaled_object_name = self.namespace = pulumi.Output.from_input(resource_name)
+
+    sdk.GpuWorkload, sdk.PoolArgs = GpuWorkload, dict  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pulumi_gpu_platform", sdk)
+    plain = ReferencedStack(platform.outputs, frozenset())
+    rec = record_program(ROOT / "examples" / "package-consumer", "dev",
+                         stack_references={"acme/gpu-autoscaling/dev": plain})
+    assert rec.get("platform-cluster").inputs["kubeconfig"] == Secret(MOCK_KUBECONFIG)
 
 
 def test_own_triggers_and_a_wake_trigger_from_zero_render_as_the_platforms_own(
