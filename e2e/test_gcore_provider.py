@@ -32,7 +32,7 @@ def state(ls: LocalStack) -> dict[str, Any]:
 
 
 #: Run in the program's process before it (realengine.stack.project_dir): the GPU pool's minimum becomes 0 where the
-#: program builds its pools (components/cluster.py calls `pulumi_gcore.K8sv2PoolArgs`), past our config check.
+#: program builds its pools (gpu_platform/cluster.py calls `pulumi_gcore.K8sv2PoolArgs`), past our config check.
 ZERO_MIN_PRELUDE = """
 import pulumi_gcore
 _real = pulumi_gcore.K8sv2PoolArgs

@@ -1,6 +1,6 @@
 """The Gcore cluster's inputs derived from config: the Cluster Autoscaler's flags and the resource's timeouts.
 
-Pure functions: components/cluster.py hands them to `gcore.K8sv2`, and the what-if (capacity/config.py) runs the
+Pure functions: gpu_platform/cluster.py hands them to `gcore.K8sv2`, and the what-if (capacity/config.py) runs the
 simulated autoscaler on the very same flags.
 """
 

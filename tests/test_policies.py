@@ -118,7 +118,7 @@ def check_stack(policy: Policy, resources: list[tuple[str, str, dict[str, Any]]]
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Builders: valid resources shaped like the program's (components/workload.py, components/cluster.py)
+# Builders: valid resources shaped like the program's (components/workload.py, gpu_platform/cluster.py)
 
 
 def gpu_deployment(**container_overrides: Any) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def test_k8sv2_takes_create_and_update_timeouts(monitor: RecordingMonitor) -> No
 
 def test_k8sv2_refuses_a_delete_timeout(monitor: RecordingMonitor) -> None:
     """The schema has create and update only; the generated Args class refuses anything else (the program builds
-    its timeouts through that class, components/cluster.py, so a delete timeout cannot reach the provider)."""
+    its timeouts through that class, gpu_platform/cluster.py, so a delete timeout cannot reach the provider)."""
     with pytest.raises(TypeError, match="delete"):
         gcore.K8sv2TimeoutsArgs(create="70m", delete="60m")
     assert [r for r in monitor.registrations if r.type == "gcore:index/k8sv2:K8sv2"] == []
