@@ -11,7 +11,6 @@ before any child is registered, with the platform's own rules (stackconfig), and
 Which input changes replace the cluster or recreate a pool is delivery/guard.py's (it stops such a pull request).
 """
 
-import re
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
@@ -24,8 +23,8 @@ from gpu_platform.arguments import camel, refuse, whole
 from renderers.gcore_cluster import autoscaler_config, gcore_timeouts
 from stackconfig import Problem, StackConfig
 from stackconfig.errors import from_validation_error
-from stackconfig.rules.cluster import autoscaler_problems, cluster_problems, provision_time_problems
-from stackconfig.rules.pool import flavor_problems, pool_problems, system_pool_problems
+from stackconfig.rules import cluster as cluster_rules
+from stackconfig.rules import pool as pool_rules
 from stackconfig.stack import KNOWN_KEYS, REQUIRED_KEYS
 
 
@@ -239,8 +238,9 @@ class GpuCluster(pulumi.ComponentResource):
             refuse(self, "GpuCluster", [Problem("cluster.existing", raw["cluster"].get("existing"),
                                                 "is not an argument of GpuCluster, which creates its cluster",
                                                 "remove it; reach a cluster made elsewhere through its kubeconfig")])
-        refuse(self, "GpuCluster", [*cluster_problems(cfg), *pool_problems(cfg), *system_pool_problems(cfg),
-                                    *flavor_problems(cfg), *autoscaler_problems(cfg), *provision_time_problems(cfg)])
+        rules = (cluster_rules.cluster_problems, pool_rules.pool_problems, pool_rules.system_pool_problems,
+                 pool_rules.flavor_problems, cluster_rules.autoscaler_problems, cluster_rules.provision_time_problems)
+        refuse(self, "GpuCluster", [problem for rule in rules for problem in rule(cfg)])
         return cfg
 
 
@@ -258,7 +258,7 @@ class ExistingCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(EXISTING_TYPE, name, {}, opts)
         version = args.get("kubernetes_version")
-        if not isinstance(version, str) or not re.fullmatch(r"v1\.\d+(\.\d+)?", version):
+        if not isinstance(version, str) or cluster_rules.version_tuple(version, "v") is None:  # the stack file's rule
             refuse(self, "ExistingCluster", [Problem("kubernetesVersion", version, "is not a Kubernetes version",
                                                      "write it like v1.35.3, as `kubectl version` reports the server")])
         self.kubeconfig = pulumi.Output.secret(args["kubeconfig"])

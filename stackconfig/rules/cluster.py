@@ -21,7 +21,7 @@ from stackconfig.stack import StackConfig
 from stackconfig.units import go_duration_seconds, is_number
 
 
-def _version_tuple(value: str, prefix: str) -> tuple[int, int] | None:
+def version_tuple(value: str, prefix: str) -> tuple[int, int] | None:
     match = re.fullmatch(rf"{prefix}(\d+)\.(\d+)\.(\d+)", value)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
@@ -66,7 +66,7 @@ def existing_cluster_problems(cfg: StackConfig) -> list[Problem]:
         out.append(Problem("cluster.version", None, "must be stated with cluster.existing: the chart pins are checked "
                            "against the cluster's Kubernetes version", "set it to what `kubectl version` reports as "
                            "the server version, e.g. v1.35.3"))
-    elif not _version_tuple(c.version, "v"):
+    elif not version_tuple(c.version, "v"):
         out.append(Problem("cluster.version", c.version, "is not a Kubernetes version", "write it like v1.35.3"))
     for key, pool in zip(cfg.pool_keys, cfg.pools, strict=True):
         for field in _stated(pool, POOL_CREATING_FIELDS):
@@ -126,7 +126,7 @@ def cluster_problems(cfg: StackConfig) -> list[Problem]:
 
 def chart_problems(cfg: StackConfig) -> list[Problem]:
     version_known = cfg.cluster.version in versions.GCORE_K8S_VERSIONS or (
-        cfg.cluster.existing is not None and _version_tuple(cfg.cluster.version, "v") is not None)
+        cfg.cluster.existing is not None and version_tuple(cfg.cluster.version, "v") is not None)
     minor = cfg.cluster.minor if version_known else None
     out: list[Problem] = []
     checks = (
@@ -134,7 +134,7 @@ def chart_problems(cfg: StackConfig) -> list[Problem]:
         ("charts.keda", cfg.charts.keda, "", versions.KEDA_K8S),
     )
     for key, value, prefix, matrix in checks:
-        line = _version_tuple(value, prefix)
+        line = version_tuple(value, prefix)
         if line is None:
             out.append(Problem(key, value, "is not an exact chart version", f"pin it like '{prefix}1.2.3'"))
         elif line not in matrix:
@@ -146,7 +146,7 @@ def chart_problems(cfg: StackConfig) -> list[Problem]:
                                f"supports Kubernetes {_minors(matrix[line])}, not {cfg.cluster.version}",
                                "pick a chart version whose matrix includes the cluster version, or change "
                                "cluster.version"))
-    kps = _version_tuple(cfg.charts.kube_prometheus_stack, "")
+    kps = version_tuple(cfg.charts.kube_prometheus_stack, "")
     if kps is None:
         out.append(Problem("charts.kubePrometheusStack", cfg.charts.kube_prometheus_stack,
                            "is not an exact chart version", "pin it like '88.5.3'"))
