@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,35 @@ def test_a_built_toolchain_is_not_rebuilt_and_the_last_line_is_its_bin_dir(tmp_p
     entry = tmp_path / f"{host.name}-{host.version}-{build.cache_key(host, gover)}" / "bin"
     assert not (bindir / "pulumi").is_symlink()
     assert (bindir / "pulumi-language-python").samefile(entry / "pulumi-language-python")
+
+
+def test_runs_at_once_link_the_bin_dir_without_failing_each_other(tmp_path: Path) -> None:
+    """CI's two lifecycle halves check the toolchain at the same moment: each relinks the bin dir, and one of them
+    once saw the other's half-made links and reported the toolchain not built."""
+    targets = [tmp_path / "cache" / f"t{i}" for i in range(2)]
+    for i, target in enumerate(targets):
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(f"#!/bin/sh\necho {i}\n")
+    (tmp_path / "bin").mkdir()
+    links = [tmp_path / "bin" / f"tool{i}" for i in range(20)]
+    errors: list[BaseException] = []
+
+    def relink(rounds: int) -> None:
+        try:
+            for r in range(rounds):
+                for link in links:
+                    build.link_into(targets[r % 2], link)
+        except BaseException as exc:  # noqa: BLE001 - any failure of a run is the finding
+            errors.append(exc)
+
+    runs = [threading.Thread(target=relink, args=(200,)) for _ in range(4)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert not errors, errors[:3]
+    assert all(link.exists() and not link.is_symlink() for link in links)
+    assert not [p.name for p in (tmp_path / "bin").iterdir() if p.name.startswith(".")]  # no staged link left
 
 
 def test_the_cache_key_follows_the_wrapper_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

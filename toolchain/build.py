@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 import urllib.parse
@@ -303,6 +304,22 @@ def bin_dir(cache: Path, keys: dict[str, str]) -> Path:
     return cache / f"toolchain-{digest}" / "bin"
 
 
+def link_into(target: Path, link: Path) -> None:
+    """`link` made a hard link to `target`, in one rename: several runs at once (CI checks the toolchain from both
+    halves of the lifecycle suite together) never see it missing, nor fail on each other's half-made link.
+
+    A hard link, not a symlink: the CLI looks for its language hosts beside its own path with symlinks resolved
+    (pulumi/pulumi sdk/go/common/workspace/plugins.go, GetPluginPath), which for a symlink is its own cache entry,
+    where no host is."""
+    if link.exists() and not link.is_symlink() and link.samefile(target):
+        return
+    staged = link.with_name(f".{link.name}.{os.getpid()}.{threading.get_ident()}")
+    staged.unlink(missing_ok=True)
+    staged.hardlink_to(target)
+    os.replace(staged, link)
+    staged.unlink(missing_ok=True)  # rename(2) leaves both names when they are links to one file already
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="build nothing; exit 0 if every selected component is built")
@@ -347,14 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         bdir.mkdir(parents=True, exist_ok=True)
         for c in comps:
             for b in c.outputs:
-                target = cache / f"{c.name}-{c.version}-{keys[c.name]}" / "bin" / b
-                link = bdir / b
-                if link.is_symlink() or link.exists():
-                    link.unlink()
-                # A hard link, not a symlink: the CLI looks for its language hosts beside its own path with symlinks
-                # resolved (pulumi/pulumi sdk/go/common/workspace/plugins.go, GetPluginPath), which for a symlink is
-                # its own cache entry, where no host is.
-                link.hardlink_to(target)
+                link_into(cache / f"{c.name}-{c.version}-{keys[c.name]}" / "bin" / b, bdir / b)
         print(bdir)
         return 0
     except ToolchainError as exc:
