@@ -281,29 +281,36 @@ def test_workloads_whose_pods_cannot_be_packed_are_refused_although_the_gpu_sum_
 # --- all at once ------------------------------------------------------------------------------------------------
 
 
-def test_type_errors_units_flavor_and_cross_key_rules_are_reported_together() -> None:
-    raw = config(**{
+def test_type_errors_come_all_at_once_then_the_rules_across_keys() -> None:
+    """Every value of a wrong type or unit at once, alone: a rule run on the default standing in for one would
+    report a problem the stack file does not have. Once they are fixed, every rule's problem at once."""
+    rules = {
         "gpuPool.flavor": "bm3-ai-1xlarge-h100-80",          # flavor not in the table
-        "gpuPool.minNodes": "two",                          # type error
         "systemPool": {"name": "gpu"},                      # cross-key rule
         "cluster.version": "1.35.3",                        # cross-key rule
-        "cluster.autoscaler": {"scan-interval": 10},        # duration without unit
-        "workloads.0.targetUtilization": 0.6,               # fraction (a type-level error)
         "workloads.0.minReplicas": 9,                       # cross-key rule on the same workload
-    })
-    raw["workloads"].append({"name": "broken", "maxReplicas": "many"})  # required image missing, bad type
-    raw["workloads"].append({"name": "inference", "image": "registry.example.com/app:1", "maxReplicas": 1})
+        "cluster.autoscaler": {"scan-interval": 10},        # duration without unit
+    }
+    types = {
+        "gpuPool.minNodes": "two",                          # type error
+        "workloads.0.targetUtilization": 0.6,               # fraction (a type-level error)
+    }
+    twice = {"name": "inference", "image": "registry.example.com/app:1", "maxReplicas": 1}
+    raw = config(**rules, **types)
+    raw["workloads"] += [{"name": "broken", "maxReplicas": "many"}, twice]  # required image missing, bad type
     message = problems(raw)
-    for fragment in [
-        "gpuPool.minNodes: 'two'", "workloads[0].targetUtilization: 0.6", "workloads[1].image: (not set) is required",
-        "workloads[1].maxReplicas: 'many'", "gpuPool.flavor: 'bm3-ai-1xlarge-h100-80'", "did you mean",
-        "systemPool.name: 'gpu'", "cluster.version: '1.35.3'", "cluster.autoscaler.scan-interval: '10'",
-        "workloads[0].minReplicas: 9", "workloads[2].name: 'inference' is already used by workloads[0]",
-    ]:
+    for fragment in ["gpuPool.minNodes: 'two'", "workloads[0].targetUtilization: 0.6",
+                     "workloads[1].image: (not set) is required", "workloads[1].maxReplicas: 'many'"]:
         assert fragment in message, message
-    # A dropped value is reported once, as given, not again through its default.
-    assert message.count("gpuPool.minNodes") == 1
-    assert "workloads[1].name" not in message
+    assert message.count("gpuPool.minNodes") == 1 and "minReplicas: 9" not in message  # no rule ran
+    raw = config(**rules)
+    raw["workloads"] += [{"name": "batch", "image": "registry.example.com/b:1", "maxReplicas": 2}, twice]
+    message = problems(raw)
+    for fragment in ["gpuPool.flavor: 'bm3-ai-1xlarge-h100-80'", "did you mean", "systemPool.name: 'gpu'",
+                     "cluster.version: '1.35.3'", "workloads[0].minReplicas: 9",
+                     "cluster.autoscaler.scan-interval: '10'",
+                     "workloads[2].name: 'inference' is already used by workloads[0]"]:
+        assert fragment in message, message
 
 
 def test_the_program_reads_its_stack_file_strictly_before_its_config(
