@@ -17,7 +17,7 @@ from components.keda import Keda, KedaArgs
 from components.kube import deleted_with
 from components.monitoring import Monitoring, MonitoringArgs
 from components.workload import WorkloadNamespaces, WorkloadPriority
-from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload, PlatformWiring
+from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload, PlatformWiring, TeamAccess
 from program.cluster import cluster_args
 from program.config import secret_config, stack_config
 from program.outputs import stack_outputs
@@ -110,10 +110,14 @@ monitoring = Monitoring(
 
 namespaces = WorkloadNamespaces(
     "workloads",
-    [w.namespace for w in cfg.workloads],
+    [w.namespace for w in cfg.workloads] + [t.name for t in cfg.teams],
     opts=in_cluster,
     pod_security={w.namespace: workload_specs.pod_security_level(cfg.workloads, w.namespace) for w in cfg.workloads},
 )
+# Each team deploys from its own stack with its own kubeconfig, into its namespace, within its GPU quota.
+teams = {t.name: TeamAccess(f"team-{t.name}", {"namespace": namespaces.names[t.name], "gpus": t.gpus,
+                                               "cluster_kubeconfig": gpu_cluster.kubeconfig}, opts=in_cluster)
+         for t in cfg.teams}
 workload_priority = WorkloadPriority("workload-priority", opts=in_cluster)
 headroom = [PoolHeadroom(p.name, p.headroom, cfg.headroom_pod_gpus(p), PoolPlacement.of(p), first=cfg.first_pool(p))
             for p in pools if p.headroom is not None]
@@ -140,5 +144,5 @@ for w in cfg.workloads:
 # The contract other stacks read (README "Stack outputs", docs/outputs.md).
 for output, value in stack_outputs(cfg, cluster=gpu_cluster, gpu_operator=gpu_operator, keda=keda,
                                    monitoring=monitoring, namespaces=namespaces, workload_priority=workload_priority,
-                                   workloads=workloads, placeholders=placeholders).items():
+                                   workloads=workloads, placeholders=placeholders, teams=teams).items():
     pulumi.export(output, value)

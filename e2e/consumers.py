@@ -81,6 +81,7 @@ def package_consumer(tc: Toolchain, dev: LocalStack, work: Path, stack_name: str
     stack = open_stack(stack_name, work, tc, env)
     stack.set_all_config({
         "platformStack": auto.ConfigValue(f"organization/gpu-autoscaling/{dev.name}"),
+        "team": auto.ConfigValue(workload["namespace"]),  # a team deploys into its own namespace
         "workload": auto.ConfigValue(json.dumps(workload)),
     })
     return stack

@@ -9,6 +9,7 @@ each phase's wall time is printed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -40,7 +41,10 @@ STACK = "dev"
 WORKLOAD_NAMESPACE = "gpu-workloads"
 #: The Pod Security level each namespace must carry (stacknames.py; renderers/workload_specs.py for workloads).
 LEVELS = {GPU_OPERATOR_NAMESPACE: "privileged", NODE_EXPORTER_NAMESPACE: "privileged", KEDA_NAMESPACE: "baseline",
-          MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline"}
+          MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline", "search": "baseline"}
+#: The model teams of the dev platform here: the namespace of its own workload (where the package consumers below
+#: deploy, with that team's kubeconfig) and one more, whose quota and rights the API server must enforce.
+TEAMS = [{"name": WORKLOAD_NAMESPACE, "gpus": 48}, {"name": "search", "gpus": 2}]
 #: A second KEDA version for the chart-pin change: the pinned archive repackaged under 2.20.1 (same line, so the
 #: compatibility matrix accepts it; only the version differs).
 OTHER_KEDA = "2.20.1"
@@ -64,7 +68,7 @@ def mirror(workdir: Path) -> Path:
 def dev(tc: Toolchain, kube: Kube, workdir: Path, mirror: Path, timer: Timer) -> Iterator[LocalStack]:
     """The dev stack after its first `up`, with KEDA's operator and adapter running (e2e/keda.py) as its pods
     would on a real cluster: ScaledObjects get their HPA and finalizer, the metrics APIService is available."""
-    with platform(STACK, tc, kube, workdir / "dev", mirror=mirror) as ls:
+    with platform(STACK, tc, kube, workdir / "dev", mirror=mirror, overrides={"gpu-autoscaling:teams": TEAMS}) as ls:
         with timer.phase("up"):
             result = ls.up()
         assert result.summary.result == "succeeded"
@@ -138,6 +142,50 @@ def test_custom_resources_exist_as_the_program_wrote_them(dev: LocalStack, kube:
     for crd in ("scaledobjects.keda.sh", "prometheusrules.monitoring.coreos.com", "clusterpolicies.nvidia.com"):
         conditions = {c["type"]: c["status"] for c in kube.get("crd", crd)["status"]["conditions"]}
         assert conditions["Established"] == "True", crd
+
+
+def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
+        dev: LocalStack, kube: Kube, workdir: Path) -> None:
+    """The `search` team's kubeconfig (the `teamKubeconfigs` output) against the real API server: what GpuWorkload
+    creates it may create in its namespace; the platform, other teams and anything cluster-wide it may not touch;
+    and a pod past its GPU quota is refused whatever asks for it."""
+    outputs = dev.stack.outputs()
+    assert outputs["teamKubeconfigs"].secret and outputs["teams"].value["search"] == {"namespace": "search", "gpus": 2}
+    path = workdir / "search.kubeconfig"
+    path.write_text(outputs["teamKubeconfigs"].value["search"])
+    team = dataclasses.replace(kube, kubeconfig=path)
+
+    def can(verb: str, what: str, namespace: str | None = None) -> bool:
+        where = ["-n", namespace] if namespace else []
+        return team.run("auth", "can-i", verb, what, *where, check=False).stdout.strip() == "yes"
+
+    for kind in ("deployments.apps", "scaledobjects.keda.sh", "poddisruptionbudgets.policy", "services", "secrets",
+                 "podmonitors.monitoring.coreos.com"):
+        assert can("create", kind, "search"), kind
+        assert not can("create", kind, WORKLOAD_NAMESPACE), kind
+    assert not can("list", "nodes") and not can("create", "namespaces")
+    assert not can("create", "rolebindings", "search")
+    assert team.run("auth", "can-i", "create", "pods", "--subresource=exec", "-n", "search",
+                    check=False).stdout.strip() == "no"
+    refused = team.run("delete", "deployment", "inference", "-n", WORKLOAD_NAMESPACE, "--dry-run=server", check=False)
+    assert refused.returncode != 0 and "forbidden" in refused.stderr, refused.stderr
+    # Three GPUs in a namespace allowed two: the ReplicaSet's pod is refused by the quota, not scheduled.
+    pod = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                           "resources": {"limits": {"nvidia.com/gpu": "3"}}}]}
+    team.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "too-big", "namespace": "search"},
+                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "too-big"}},
+                          "template": {"metadata": {"labels": {"app": "too-big"}}, "spec": pod}}})
+
+    def quota_refusal() -> str:
+        for rs in team.get("replicasets", "-n", "search", "-l", "app=too-big")["items"]:
+            for c in rs.get("status", {}).get("conditions", []):
+                if c["type"] == "ReplicaFailure" and "exceeded quota" in c.get("message", ""):
+                    return str(c["message"])
+        return ""
+
+    message = wait_for("the quota's refusal", quota_refusal, timeout=60)
+    assert "requests.nvidia.com/gpu=3" in message, message
+    team.run("delete", "deployment", "too-big", "-n", "search", "--wait=true")
 
 
 def test_a_second_run_changes_nothing(dev: LocalStack, timer: Timer) -> None:
@@ -290,8 +338,9 @@ def test_a_program_adds_the_package_and_deploys_a_workload_as_the_platform_does(
         stack.up()
     outputs = stack.outputs()
     assert outputs["deployment"].value == name and outputs["namespace"].value == WORKLOAD_NAMESPACE
-    # The platform's kubeconfig, secret there, stays secret where the team's stack reads it (a real StackReference).
-    assert dev.stack.outputs()["kubeconfig"].secret
+    # The team's kubeconfig, secret there, stays secret where the team's stack reads it (a real StackReference);
+    # deploying with it, the team's program needed no right its namespace's deployer lacks.
+    assert dev.stack.outputs()["teamKubeconfigs"].secret
     (provider,) = [r for r in stack.export_stack().deployment["resources"] if r["urn"].endswith("::platform-cluster")]
     assert SECRET_SIG in provider["inputs"]["kubeconfig"], provider["inputs"]["kubeconfig"]
     for kind in ("deployment", "scaledobject", "poddisruptionbudget"):

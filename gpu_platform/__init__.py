@@ -10,6 +10,7 @@ from gpu_platform.cluster import (
     GpuPool,
     SystemPool,
 )
+from gpu_platform.team import TeamAccess, TeamAccessArgs
 from gpu_platform.workload import (
     GpuWorkload,
     GpuWorkloadArgs,
@@ -30,5 +31,5 @@ from gpu_platform.workload import (
 __all__ = [
     "Cluster", "ExistingCluster", "ExistingClusterArgs", "GpuCluster", "GpuClusterArgs", "GpuPool", "GpuWorkload",
     "GpuWorkloadArgs", "Metrics", "ModelCache", "PlatformWiring", "Pool", "Port", "Probes", "RegistryCredentials",
-    "ResourceRequests", "Schedule", "Serving", "SystemPool", "Trigger", "WakeTrigger",
+    "ResourceRequests", "Schedule", "Serving", "SystemPool", "TeamAccess", "TeamAccessArgs", "Trigger", "WakeTrigger",
 ]

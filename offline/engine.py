@@ -8,6 +8,7 @@ Stack config is read from `Pulumi.<stack>.yaml` the way the CLI would pass it to
 
 from __future__ import annotations
 
+import base64
 import json
 import runpy
 import sys
@@ -21,6 +22,8 @@ from offline.runtime import Transforms, language_host_config, quiet_unretrieved_
 ROOT = Path(__file__).resolve().parent.parent
 #: The generated Gcore SDK (`pulumi install`, or `python -m realengine.gcore_sdk`), which requirements*.txt install.
 GCORE_SDK = ROOT / "sdks" / "gcore"
+#: The Secret type whose data Kubernetes fills in (a ServiceAccount's long-lived token).
+SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
 #: Pulumi's marker for a secret value on the wire (sdk/go/common/resource/sig).
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
@@ -190,6 +193,10 @@ def _mocks_and_monitor(recording: Recording, stack_references: Mapping[str, Refe
                 status = {"name": state.get("name", args.name), "namespace": state.get("namespace"),
                           "status": "deployed"}
                 return f"{state.get('namespace')}/{state.get('name')}", {**state, "status": status}
+            if args.typ == "kubernetes:core/v1:Secret" and state.get("type") == SERVICE_ACCOUNT_TOKEN:
+                # Kubernetes' token controller fills a token Secret in for its ServiceAccount.
+                token = base64.b64encode(f"token-of-{args.name}".encode()).decode()
+                return f"{args.name}-id", {**state, "data": {"token": token}}
             if args.typ == "pulumi:index:Stash":
                 # The engine's built-in: `output` is the first `input` it stored (pkg/resource/deploy/builtins.go).
                 return f"{args.name}-id", {**state, "output": state.get("input")}

@@ -15,7 +15,7 @@ from components.gpu_operator import GpuOperator
 from components.keda import Keda
 from components.monitoring import Monitoring
 from components.workload import WorkloadNamespaces, WorkloadPriority
-from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload
+from gpu_platform import ExistingCluster, GpuCluster, GpuWorkload, TeamAccess
 from renderers.headroom_specs import max_replicas, replicas
 from stackconfig import HeadroomConfig, StackConfig
 from stacknames import HEADROOM_NAMESPACE, HEADROOM_PRIORITY, HEADROOM_PRIORITY_CLASS
@@ -32,6 +32,7 @@ def stack_outputs(
     workload_priority: WorkloadPriority,
     workloads: Mapping[str, GpuWorkload],
     placeholders: Mapping[str, pulumi.Output[str]],
+    teams: Mapping[str, TeamAccess],
 ) -> dict[str, Any]:
     """Every output of the stack under its contract name; `placeholders`: each pool's headroom Deployment's name."""
     pools = gpu_pools_output(cfg, placeholders)
@@ -55,6 +56,9 @@ def stack_outputs(
         "workloads": {name: w.summary for name, w in workloads.items()},
         "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
         "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
+        "teams": {name: {"namespace": t.namespace, "gpus": t.gpus} for name, t in teams.items()},
+        # secret: each team's own credential, for the platform team to hand over (docs/teams.md)
+        "teamKubeconfigs": pulumi.Output.secret({name: t.kubeconfig for name, t in teams.items()}),
     }
 
 

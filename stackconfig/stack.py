@@ -15,6 +15,7 @@ from stackconfig.cluster import ClusterConfig
 from stackconfig.gpu_pool import GpuPoolConfig, GpuPoolItem
 from stackconfig.monitoring import MonitoringConfig
 from stackconfig.system_pool import SystemPoolConfig
+from stackconfig.teams import TeamConfig
 from stackconfig.values import Model
 from stackconfig.what_if import WhatIfConfig
 from stackconfig.workloads import (
@@ -38,6 +39,8 @@ class StackConfig(Model):
     #: Protect the cluster from `pulumi destroy` and replacements (on in production).
     protect: bool = False
     alerting: AlertingConfig = Field(default_factory=AlertingConfig)  # serving (issue 10)
+    #: The teams that deploy from their own stacks: a namespace, a GPU quota and a credential each.
+    teams: list[TeamConfig] = Field(default_factory=list)
     #: Demand trace and conversion for `python -m capacity` (ignored by the Pulumi program).
     what_if: WhatIfConfig | None = None
 

@@ -155,6 +155,8 @@ CHANGES: dict[str, Change] = {
     "monitoring.storageClass": Change({"monitoring.storageClass": "ssd"}, {"monitoring.storageSize": "100Gi"}),
     "workloads[].name": Change({"workloads.0.name": "chat"}),
     "workloads[].namespace": Change({"workloads.0.namespace": "ml"}),
+    "teams[].name": Change({"teams.0.name": "ranking"}, {"teams": [{"name": "search", "gpus": 8}]}),
+    "teams[].gpus": Change({"teams.0.gpus": 16}, {"teams": [{"name": "search", "gpus": 8}]}),
     "workloads[].image": Change({"workloads.0.image": "registry.example.com/gpu-app:1.4.3"}),
     "workloads[].command": Change({"workloads.0.command": ["/usr/bin/other"]}),
     "workloads[].args": Change({"workloads.0.args": ["--other"]}),
@@ -427,6 +429,8 @@ WHERE: dict[str, tuple[str, ...]] = {
     "workloads[].modelCache.server": (f"{POD}.volumes[model-cache].nfs.server",),
     "workloads[].modelCache.type": (f"{POD}.volumes[model-cache].persistentVolumeClaim",),
     "workloads[].name": ("chat-deployment", "chat-scaledobject",),
+    "teams[].name": ("workloads-ranking", "team-ranking-quota", "team-ranking-binding"),
+    "teams[].gpus": ("team-search-quota.inputs.spec.hard.requests.nvidia.com/gpu",),
     "workloads[].namespace": (
         "inference-deployment.inputs.metadata.namespace",
         f"{SCALED}.triggers[gpu-utilization].metadata.query",

@@ -20,6 +20,7 @@ from stackconfig.stack import SECTIONS, model_fields_within
 SCHEDULE = {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "timezone": "Europe/Luxembourg", "minReplicas": 2}
 FULL: dict[str, Any] = {
     "protect": False,
+    "teams": [{"name": "search", "gpus": 8}],
     "cluster": {"name": "gpu-dev", "version": "v1.35.3", "projectId": 1, "regionId": 76, "keypair": "team",
                 "network": "net-1", "subnet": "subnet-1", "cni": "calico",
                 "autoscaler": {"scan-interval": "10s"}},

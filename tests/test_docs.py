@@ -143,7 +143,7 @@ def test_documented_stack_file_is_valid(where: str, body: str) -> None:
     load_stack_config(keys)
 
 
-@pytest.mark.parametrize("section", ["cluster", "gpuPool", "systemPool", "charts", "monitoring"])
+@pytest.mark.parametrize("section", ["cluster", "gpuPool", "systemPool", "charts", "monitoring", "teams"])
 def test_every_key_of_a_section_has_its_row_in_the_configuration_reference(section: str) -> None:
     """A key a user can set is in the table of its section (charts.mirror and monitoring.queryUrl were not)."""
     from stackconfig.stack import StackConfig

@@ -286,10 +286,10 @@ def test_the_kubeconfig_read_through_the_stack_reference_stays_secret(
     assert not [r.name for r in rec.resources for text in plain_strings(dict(r.inputs)) if "mock-token" in text]
 
 
-def test_the_python_example_keeps_a_kubeconfig_the_platform_did_not_mark_secret(
-        platform: ReferencedStack, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_python_example_deploys_with_its_teams_kubeconfig_kept_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     """examples/package-consumer itself, its generated SDK played by a module of the same names (the component's
-    objects are the tests above'): its provider's kubeconfig is secret even from a platform that exports it plain."""
+    objects are the tests above'): its provider gets its team's kubeconfig, never the cluster's admin one, and
+    keeps it secret even from a platform that exports it plain."""
     sdk = types.ModuleType("pulumi_gpu_platform")
 
     class GpuWorkload(pulumi.ComponentResource):
@@ -299,10 +299,15 @@ def test_the_python_example_keeps_a_kubeconfig_the_platform_did_not_mark_secret(
 
     sdk.GpuWorkload, sdk.PoolArgs = GpuWorkload, dict  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "pulumi_gpu_platform", sdk)
-    plain = ReferencedStack(platform.outputs, frozenset())
+    team = yaml.safe_load((ROOT / "examples" / "package-consumer" / "Pulumi.dev.yaml").read_text())["config"][
+        "gpu-workload-team:team"]
+    outputs = record_stack("dev", {"teams": [{"name": "other", "gpus": 8}, {"name": team, "gpus": 8}]}).outputs
+    plain = ReferencedStack(outputs, frozenset())
     rec = record_program(ROOT / "examples" / "package-consumer", "dev",
                          stack_references={"acme/gpu-autoscaling/dev": plain})
-    assert rec.get("platform-cluster").inputs["kubeconfig"] == Secret(MOCK_KUBECONFIG)
+    kubeconfig = rec.get("platform-cluster").inputs["kubeconfig"]
+    assert kubeconfig == Secret(outputs["teamKubeconfigs"][team])
+    assert yaml.safe_load(kubeconfig.value)["contexts"][0]["context"]["namespace"] == team
 
 
 def test_own_triggers_and_a_wake_trigger_from_zero_render_as_the_platforms_own(

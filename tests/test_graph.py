@@ -216,6 +216,7 @@ def test_outputs_contract(rec: Recording) -> None:
     assert set(out) == {
         "clusterName", "clusterId", "kubeconfig", "kubernetesVersion", "gpuPool", "gpuPools", "namespaces",
         "prometheusUrl", "grafanaAdminPassword", "chartVersions", "workloads", "headroom", "priorityClasses",
+        "teams", "teamKubeconfigs",
     }
     assert out["clusterName"] == cluster_name(rec)
     pool = out["gpuPool"]

@@ -28,7 +28,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "components": {"renderers", "stackconfig", "stacknames", "pulumi", "pulumi_kubernetes", "pulumi_random",
                    "pulumi_gcore"},
     # The component package (PulumiPlugin.yaml): the platform's components for other programs, any language.
-    "gpu_platform": {"components", "renderers", "stackconfig", "pulumi", "pulumi_kubernetes", "pulumi_gcore"},
+    "gpu_platform": {"components", "renderers", "stackconfig", "stacknames", "pulumi", "pulumi_kubernetes",
+                     "pulumi_gcore"},
     "program": {"components", "gpu_platform", "renderers", "stackconfig", "stacknames", "pulumi"},
     "__main__": {"components", "gpu_platform", "program", "renderers", "stackconfig", "stacknames", "pulumi"},
     # The engine evaluates the program under Pulumi's mocks; it never imports components itself.

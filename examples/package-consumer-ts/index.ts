@@ -12,7 +12,6 @@ interface Workload {
     name: string;
     image: string;
     maxReplicas: number;
-    namespace?: string;
     command?: string[];
     args?: string[];
     minReplicas?: number;
@@ -22,12 +21,14 @@ interface Workload {
 
 const config = new pulumi.Config();
 const platform = new pulumi.StackReference(config.require("platformStack"));
+const team = config.require("team"); // the team's entry in the platform's `teams`: its namespace, its GPU quota
 const workload = config.requireObject<Workload>("workload");
 const gpuPool = platform.requireOutput("gpuPool");
 
-// Secret in the platform stack already; marked again so it stays secret here even if the platform stopped marking it.
+// The team's own credential (its namespace only), not the cluster's admin kubeconfig; secret, and marked again so it
+// stays secret here even if the platform stopped marking it.
 const cluster = new k8s.Provider("platform-cluster", {
-    kubeconfig: pulumi.secret(platform.requireOutput("kubeconfig")),
+    kubeconfig: pulumi.secret(platform.requireOutput("teamKubeconfigs").apply(k => k[team] as string)),
     enableServerSideApply: true,
 });
 const app = new gpu.GpuWorkload(workload.name, {
@@ -42,7 +43,7 @@ const app = new gpu.GpuWorkload(workload.name, {
     platformWorkloads: platform.requireOutput("workloads"),
     name: workload.name,
     image: workload.image,
-    namespace: workload.namespace,
+    namespace: team,
     command: workload.command,
     args: workload.args,
     minReplicas: workload.minReplicas,

@@ -12,12 +12,14 @@ import pulumi_kubernetes as k8s
 
 config = pulumi.Config()
 platform = pulumi.StackReference(config.require("platformStack"))
+team = config.require("team")  # the team's entry in the platform's `teams`: its namespace, its GPU quota
 workload = config.require_object("workload")
 gpu_pool = platform.require_output("gpuPool")
 
-# Secret in the platform stack already; marked again so it stays secret here even if the platform stopped marking it.
-cluster = k8s.Provider("platform-cluster", kubeconfig=pulumi.Output.secret(platform.require_output("kubeconfig")),
-                       enable_server_side_apply=True)
+# The team's own credential (its namespace only), not the cluster's admin kubeconfig; secret, and marked again so it
+# stays secret here even if the platform stopped marking it.
+kubeconfig = platform.require_output("teamKubeconfigs").apply(lambda k: k[team])
+cluster = k8s.Provider("platform-cluster", kubeconfig=pulumi.Output.secret(kubeconfig), enable_server_side_apply=True)
 app = gpu.GpuWorkload(
     workload["name"],
     pool=gpu.PoolArgs(name=gpu_pool["name"], labels=gpu_pool["labels"], taints=gpu_pool["taints"],
@@ -26,7 +28,7 @@ app = gpu.GpuWorkload(
     platform_workloads=platform.require_output("workloads"),
     name=workload["name"],
     image=workload["image"],
-    namespace=workload.get("namespace"),
+    namespace=team,
     command=workload.get("command"),
     args=workload.get("args"),
     min_replicas=workload.get("minReplicas"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from stackconfig.errors import Problem
-from stackconfig.rules import cluster, headroom, inert, pool, serving, serving_profile, what_if, workloads
+from stackconfig.rules import cluster, headroom, inert, pool, serving, serving_profile, teams, what_if, workloads
 from stackconfig.stack import StackConfig
 
 Rule = Callable[[StackConfig], list[Problem]]
@@ -19,5 +19,5 @@ RULES: Sequence[Rule] = (
     cluster.chart_mirror_problems, workloads.workload_problems,
     pool.flavor_problems, cluster.autoscaler_problems, workloads.packing_problems, headroom.headroom_problems,
     serving.all_serving_problems, serving_profile.all_profile_problems, cluster.provision_time_problems,
-    inert.inert_key_problems, what_if.what_if_problems,
+    inert.inert_key_problems, what_if.what_if_problems, teams.team_problems,
 )
