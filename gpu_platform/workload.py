@@ -334,14 +334,14 @@ class GpuWorkload(pulumi.ComponentResource):
         try:
             workload = WorkloadConfig.model_validate(raw)
         except ValidationError as exc:
-            self._refuse(from_validation_error(exc, _KEYS))
+            refuse(self, "GpuWorkload", from_validation_error(exc, _KEYS))
         problems = [*own_problems("", workload), *serving_problems("", workload), *profile_problems("", workload),
                     *inert_workload_problems("", workload)]
         if workload.model_cache is not None and workload.model_cache.type == "hostPath" and not hosted:
             problems.append(Problem("modelCache.type", "hostPath", "needs the namespace at Pod Security "
                                     "'privileged', which this component cannot check; without it no pod is admitted",
                                     "use an nfs or pvc cache"))
-        self._refuse(problems)
+        refuse(self, "GpuWorkload", problems)
         return workload
 
     def _placement(self, w: WorkloadConfig, pool: Mapping[str, Any], platform: Mapping[str, Any]) -> PoolPlacement:
@@ -352,16 +352,17 @@ class GpuWorkload(pulumi.ComponentResource):
                                       gpus_per_node=int(pool.get("gpus_per_node") or 0))
             max_nodes = int(pool.get("max_nodes") or 0)
         except (KeyError, TypeError, ValueError) as exc:
-            self._refuse([Problem("pool", pool, f"lacks {exc!s} or has a value of the wrong type",
-                                  "pass the fields of the platform stack's gpuPool output (labels, taints, "
-                                  "gpusPerNode, maxNodes)")])
-            raise  # not reached: _refuse raised
+            refuse(self, "GpuWorkload", [Problem(
+                "pool", pool, f"lacks {exc!s} or has a value of the wrong type",
+                "pass the fields of the platform stack's gpuPool output (labels, taints, gpusPerNode, maxNodes)")])
+            raise  # not reached: refuse raised
         try:  # what the platform's workloads on this pool may take at their peaks
             theirs = {name: (o["namespace"], int(o["maxReplicas"]) * int(o["gpusPerPod"]), o.get("pool"))
                       for name, o in platform.items()}
         except (KeyError, TypeError, ValueError) as exc:
-            self._refuse([Problem("platformWorkloads", platform, f"lacks {exc!s} or has a value of the wrong type",
-                                  "pass the platform stack's workloads output as it is")])
+            refuse(self, "GpuWorkload", [Problem(
+                "platformWorkloads", platform, f"lacks {exc!s} or has a value of the wrong type",
+                "pass the platform stack's workloads output as it is")])
             raise  # not reached
         problems = []
         if theirs.get(w.name, ("",))[0] == w.namespace:
@@ -370,7 +371,7 @@ class GpuWorkload(pulumi.ComponentResource):
                                     "delete them", "pick another name or namespace"))
         if placement.gpus_per_node and max_nodes:
             problems += fit_problems("", w, placement.gpus_per_node, max_nodes)
-        self._refuse(problems)
+        refuse(self, "GpuWorkload", problems)
         shared = sum(gpus for _, gpus, on in theirs.values() if pool.get("name") in (None, on))
         most = placement.gpus_per_node * max_nodes
         if most and shared + w.max_replicas * w.gpus_per_pod > most:
@@ -378,6 +379,3 @@ class GpuWorkload(pulumi.ComponentResource):
                             f"maxReplicas), it may want {shared + w.max_replicas * w.gpus_per_pod} of the pool's "
                             f"{most} GPUs at peak; pods beyond that stay Pending until the load drops", self)
         return placement
-
-    def _refuse(self, problems: list[Problem]) -> None:
-        refuse(self, "GpuWorkload", problems)

@@ -47,7 +47,7 @@ from renderers.recording_rules import (
     sel,
 )
 from stackconfig import GpuPoolConfig, StackConfig, WorkloadConfig
-from stacknames import GPU_OPERATOR_NAMESPACE, HEADROOM_NAMESPACE, KEDA_NAMESPACE
+from stacknames import GPU_OPERATOR_NAMESPACE, GPU_RESOURCE, HEADROOM_NAMESPACE, KEDA_NAMESPACE
 
 # --- where the metrics come from ---------------------------------------------------------------
 
@@ -82,6 +82,9 @@ GPU_TEMP_CRITICAL_FOR = "2m"
 #: uncontained ECC error, 119/120 GSP RPC timeout / GSP error, 140 unrecovered ECC error.
 #: Others (13, 31, 43, 45 ...) usually come from the application and get a warning.
 XID_CRITICAL_CODES: tuple[int, ...] = (48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140)
+#: Pods a namespace's GPU quota refuses are never created (no Pending pod, no other alert): long enough for a
+#: rollout's brief dip below the wanted count (maxSurge 0) to pass.
+QUOTA_REFUSES_FOR = "10m"
 #: Placeholders Pending at maxNodes: the autoscaler cannot restore them; 15 min rules out a node on its way
 #: out (scale-down) or a rollout of the placeholders themselves.
 HEADROOM_NOT_RESTORED_FOR = "15m"
@@ -179,6 +182,7 @@ def runbook_values(cfg: StackConfig, gpu_operator_namespace: str, keda_namespace
         "GPU_TEMP_CRITICAL_C": GPU_TEMP_CRITICAL_C,
         "GPU_TEMP_CRITICAL_FOR": GPU_TEMP_CRITICAL_FOR,
         "HEADROOM_NOT_RESTORED_FOR": HEADROOM_NOT_RESTORED_FOR,
+        "QUOTA_REFUSES_FOR": QUOTA_REFUSES_FOR,
     }
 
 
@@ -248,6 +252,15 @@ def _alerts(cfg: StackConfig, keda_namespace: str, gpu_operator_namespace: str) 
         _alert("GpuWorkloadMetricsMissing", f"{WL_AVAILABLE} > 0 unless on (namespace, workload) {WL_GPUS_REPORTING}",
                WORKLOAD_METRICS_MISSING_FOR, "critical", "KEDA's GPU query for {{ $labels.namespace }}/"
                "{{ $labels.workload }} returns nothing while its pods run", values),
+        # A namespace with a GPU quota (a team's, `teams:`) whose Deployments lack pods: the quota refuses them.
+        # kube-state-metrics labels a quota's resource as the quota names it, unsanitised (internal/store/
+        # resourcequota.go), unlike a node's allocatable.
+        _alert("GpuQuotaRefusesPods",
+               f"sum by (namespace, deployment) ({ksm('kube_deployment_spec_replicas')}) - sum by (namespace, "
+               f"deployment) ({ksm('kube_deployment_status_replicas')}) > 0 and on (namespace) "
+               f"{ksm('kube_resourcequota', resource=f'requests.{GPU_RESOURCE}', type='hard')}",
+               QUOTA_REFUSES_FOR, "warning", "{{ $value }} pod(s) of {{ $labels.namespace }}/{{ $labels.deployment }}"
+               " are not created: the namespace's GPU quota refuses them", values),
         _alert("KedaScalerErrors",
                "sum by (namespace, scaledObject) (rate(keda_scaler_detail_errors_total[5m])) > 0"
                " or sum by (namespace, scaledObject) (rate(keda_scaled_object_errors_total[5m])) > 0",

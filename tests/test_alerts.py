@@ -107,6 +107,16 @@ def available(w: WorkloadConfig, values: str) -> dict[str, str]:
     return {ksm("kube_deployment_status_replicas_available", namespace=w.namespace, deployment=w.name): values}
 
 
+def quota_case(namespace: str, deployment: str, *, wanted: str, created: str, hard: str | None) -> dict[str, str]:
+    """A Deployment's wanted and created pods, and its namespace's GPU quota (kube-state-metrics' own labels)."""
+    out = {ksm("kube_deployment_spec_replicas", namespace=namespace, deployment=deployment): wanted,
+           ksm("kube_deployment_status_replicas", namespace=namespace, deployment=deployment): created}
+    if hard is not None:
+        out[ksm("kube_resourcequota", namespace=namespace, resourcequota="gpus", resource="requests.nvidia.com/gpu",
+                type="hard")] = hard
+    return out
+
+
 # --- cases --------------------------------------------------------------------------------------------
 
 
@@ -440,6 +450,18 @@ def cases(cfg: StackConfig) -> list[Case]:
                       (Fires(gpu_labels("gpu-a", 0), 87), Fires(gpu_labels("gpu-a", 1), 95))),
                 Check("1m", "GpuTemperatureCritical"),
                 Check("5m", "GpuTemperatureCritical", (Fires(gpu_labels("gpu-a", 1), 95),)),
+            ),
+        ),
+        Case(
+            "a team's Deployment lacks pods its namespace's GPU quota refuses; one without a quota is another matter",
+            {
+                **quota_case("search", "reranker", wanted="4x30", created="2x30", hard="8x30"),
+                **quota_case("search", "catching-up", wanted="4x30", created="2x5 4x25", hard="8x30"),
+                **quota_case(w1.namespace, "no-quota", wanted="4x30", created="2x30", hard=None),
+            },
+            (
+                Check("5m", "GpuQuotaRefusesPods"),
+                Check("15m", "GpuQuotaRefusesPods", (Fires({"namespace": "search", "deployment": "reranker"}, 2),)),
             ),
         ),
         Case(
