@@ -113,6 +113,7 @@ namespaces = WorkloadNamespaces(
     [w.namespace for w in cfg.workloads] + [t.name for t in cfg.teams],
     opts=in_cluster,
     pod_security={w.namespace: workload_specs.pod_security_level(cfg.workloads, w.namespace) for w in cfg.workloads},
+    retained=[t.name for t in cfg.teams],
 )
 # Each team deploys from its own stack with its own kubeconfig, into its namespace, within its GPU quota.
 teams = {t.name: TeamAccess(f"team-{t.name}", {"namespace": namespaces.names[t.name], "gpus": t.gpus,

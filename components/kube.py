@@ -50,16 +50,18 @@ def namespace(
     name: str,
     parent: pulumi.Resource,
     pod_security: str = "baseline",
+    retain: bool = False,
 ) -> k8s.core.v1.Namespace:
     """A namespace with a Pod Security level: `privileged` only where GPU system pods or hostPath model caches
-    need it (renderers/workload_specs.py pod_security_level)."""
+    need it (renderers/workload_specs.py pod_security_level). `retain`: left in the cluster when this stack no
+    longer has it (a team's, holding what the team's own stack made)."""
     return k8s.core.v1.Namespace(
         resource_name,
         metadata={
             "name": name,
             "labels": {**PLATFORM_LABELS, "pod-security.kubernetes.io/enforce": pod_security},
         },
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain or None),
     )
 
 

@@ -167,7 +167,8 @@ def serving_children(parent: pulumi.Resource, name: str, args: GpuWorkloadArgs, 
 
 
 class WorkloadNamespaces(pulumi.ComponentResource):
-    """One namespace per distinct workload namespace (several workloads may share one)."""
+    """One namespace per distinct workload namespace (several workloads may share one) and per team; a team's is
+    `retained`: removing the team from the stack revokes its access, and leaves what its own stack runs there."""
 
     names: dict[str, pulumi.Output[str]]
 
@@ -177,11 +178,12 @@ class WorkloadNamespaces(pulumi.ComponentResource):
         namespaces: Sequence[str],
         opts: pulumi.ResourceOptions | None = None,
         pod_security: Mapping[str, str] | None = None,
+        retained: Sequence[str] = (),
     ) -> None:
         super().__init__("gpu-platform:workloads:WorkloadNamespaces", name, None, opts)
         levels = dict(pod_security or {})
         self.names = {
-            ns: namespace(f"{name}-{ns}", ns, self, levels.get(ns, "baseline")).metadata.name
+            ns: namespace(f"{name}-{ns}", ns, self, levels.get(ns, "baseline"), ns in retained).metadata.name
             for ns in dict.fromkeys(namespaces)
         }
         self.register_outputs({"names": list(self.names.values())})

@@ -61,12 +61,12 @@ def add_package(tc: Toolchain, work: Path, env: dict[str, str], language: str) -
 
 
 def package_consumer(tc: Toolchain, dev: LocalStack, work: Path, stack_name: str, workload: dict[str, Any],
-                     language: str) -> Any:
+                     language: str, team: str) -> Any:
     """The `language` consumer example in a fresh project directory, the package added as a user adds it: `pulumi
     package add`, which generates that language's SDK from the package's schema and installs it. Offline the Python
     project's virtualenv sees the repository's (pulumi, pulumi-kubernetes), put first on its path, and gets only the
     generated SDK; the TypeScript project installs its locked npm packages from npm's cache (above). Stack
-    `stack_name` reads the dev platform through a StackReference."""
+    `stack_name` reads the dev platform through a StackReference, and deploys with the kubeconfig of `team`."""
     from pulumi import automation as auto
 
     from realengine.stack import open_stack
@@ -81,7 +81,7 @@ def package_consumer(tc: Toolchain, dev: LocalStack, work: Path, stack_name: str
     stack = open_stack(stack_name, work, tc, env)
     stack.set_all_config({
         "platformStack": auto.ConfigValue(f"organization/gpu-autoscaling/{dev.name}"),
-        "team": auto.ConfigValue(workload["namespace"]),  # a team deploys into its own namespace
+        "team": auto.ConfigValue(team),
         "workload": auto.ConfigValue(json.dumps(workload)),
     })
     return stack

@@ -39,12 +39,13 @@ SECRET_SIG = "4dabf18193072939515e22adb298388d"
 
 STACK = "dev"
 WORKLOAD_NAMESPACE = "gpu-workloads"
+#: The model team of the dev platform here: the package consumers below deploy into its namespace with its
+#: kubeconfig, and the API server must enforce its rights and its quota.
+TEAM = "search"
+TEAMS = [{"name": TEAM, "gpus": 2}]
 #: The Pod Security level each namespace must carry (stacknames.py; renderers/workload_specs.py for workloads).
 LEVELS = {GPU_OPERATOR_NAMESPACE: "privileged", NODE_EXPORTER_NAMESPACE: "privileged", KEDA_NAMESPACE: "baseline",
-          MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline", "search": "baseline"}
-#: The model teams of the dev platform here: the namespace of its own workload (where the package consumers below
-#: deploy, with that team's kubeconfig) and one more, whose quota and rights the API server must enforce.
-TEAMS = [{"name": WORKLOAD_NAMESPACE, "gpus": 48}, {"name": "search", "gpus": 2}]
+          MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline", TEAM: "baseline"}
 #: A second KEDA version for the chart-pin change: the pinned archive repackaged under 2.20.1 (same line, so the
 #: compatibility matrix accepts it; only the version differs).
 OTHER_KEDA = "2.20.1"
@@ -150,7 +151,7 @@ def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
     creates it may create in its namespace; the platform, other teams and anything cluster-wide it may not touch;
     and a pod past its GPU quota is refused whatever asks for it."""
     outputs = dev.stack.outputs()
-    assert outputs["teamKubeconfigs"].secret and outputs["teams"].value["search"] == {"namespace": "search", "gpus": 2}
+    assert outputs["teamKubeconfigs"].secret and outputs["teams"].value[TEAM] == {"namespace": TEAM, "gpus": 2}
     path = workdir / "search.kubeconfig"
     path.write_text(outputs["teamKubeconfigs"].value["search"])
     team = dataclasses.replace(kube, kubeconfig=path)
@@ -169,6 +170,10 @@ def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
                     check=False).stdout.strip() == "no"
     refused = team.run("delete", "deployment", "inference", "-n", WORKLOAD_NAMESPACE, "--dry-run=server", check=False)
     assert refused.returncode != 0 and "forbidden" in refused.stderr, refused.stderr
+    # A billed Gcore load balancer, a port on every node: the quota refuses both.
+    for kind in ("loadbalancer", "nodeport"):
+        refused = team.run("create", "service", kind, f"x-{kind}", "--tcp=80", "-n", TEAM, check=False)
+        assert refused.returncode != 0 and "exceeded quota" in refused.stderr, refused.stderr
     # Three GPUs in a namespace allowed two: the ReplicaSet's pod is refused by the quota, not scheduled.
     pod = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                            "resources": {"limits": {"nvidia.com/gpu": "3"}}}]}
@@ -330,14 +335,15 @@ def test_a_program_adds_the_package_and_deploys_a_workload_as_the_platform_does(
     platform_so = kube.get("scaledobject", "inference", "-n", WORKLOAD_NAMESPACE)
     own = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-autoscaling:workloads"][0]
     workload = {**{k: own[k] for k in ("image", "command", "args", "minReplicas", "targetUtilization")},
-                "name": name, "namespace": WORKLOAD_NAMESPACE, "priorityClassName": "gpu-workload",
+                "name": name, "priorityClassName": "gpu-workload",
                 "maxReplicas": platform_so["spec"]["maxReplicaCount"]}
     with timer.phase(f"package add, {language} (SDK generated and installed)"):
-        stack = package_consumer(tc, dev, workdir / f"package-consumer-{language}", dev.name, workload, language)
+        stack = package_consumer(tc, dev, workdir / f"package-consumer-{language}", dev.name, workload, language,
+                                 TEAM)
     with timer.phase(f"package consumer up, {language}"):
         stack.up()
     outputs = stack.outputs()
-    assert outputs["deployment"].value == name and outputs["namespace"].value == WORKLOAD_NAMESPACE
+    assert outputs["deployment"].value == name and outputs["namespace"].value == TEAM
     # The team's kubeconfig, secret there, stays secret where the team's stack reads it (a real StackReference);
     # deploying with it, the team's program needed no right its namespace's deployer lacks.
     assert dev.stack.outputs()["teamKubeconfigs"].secret
@@ -345,15 +351,15 @@ def test_a_program_adds_the_package_and_deploys_a_workload_as_the_platform_does(
     assert SECRET_SIG in provider["inputs"]["kubeconfig"], provider["inputs"]["kubeconfig"]
     for kind in ("deployment", "scaledobject", "poddisruptionbudget"):
         theirs = kube.get(kind, "inference", "-n", WORKLOAD_NAMESPACE)["spec"]
-        ours = kube.get(kind, name, "-n", WORKLOAD_NAMESPACE)["spec"]
+        ours = kube.get(kind, name, "-n", TEAM)["spec"]
         if kind == "deployment":  # the HPA's, not the program's
             theirs.pop("replicas", None)
             ours.pop("replicas", None)
-        assert ours == json.loads(json.dumps(theirs).replace("inference", name)), kind
+        expected = json.dumps(theirs).replace("inference", name).replace(WORKLOAD_NAMESPACE, TEAM)
+        assert ours == json.loads(expected), kind
     with timer.phase(f"package consumer destroy, {language}"):
         stack.destroy()
-    assert not kube.run("get", "deployment", name, "-n", WORKLOAD_NAMESPACE, "-o", "name",
-                        check=False).stdout.strip()
+    assert not kube.run("get", "deployment", name, "-n", TEAM, "-o", "name", check=False).stdout.strip()
 
 
 @pytest.mark.parametrize("language", CONSUMERS)
@@ -372,7 +378,7 @@ def test_the_package_refuses_a_bad_argument_naming_it_and_creates_nothing(
     workload = {"name": "refused", "namespace": WORKLOAD_NAMESPACE, "image": "registry.example.com/x:1.0",
                 "maxReplicas": 4, **bad}
     stack = package_consumer(tc, dev, workdir / f"package-consumer-{language}", f"bad-{argument.lower()}",
-                             workload, language)
+                             workload, language, TEAM)
 
     def managers() -> list[str]:  # who has applied the platform's own Deployment
         return sorted(m["manager"] for m in kube.get("deployment", "inference", "-n", WORKLOAD_NAMESPACE,

@@ -1,14 +1,13 @@
-"""TeamAccess: what a model team needs to deploy onto the platform from its own stack and nothing more: a GPU quota
-on its namespace, a ServiceAccount allowed only what the package's GpuWorkload creates there, and a kubeconfig with
-that account's token.
+"""TeamAccess: what a model team needs to deploy onto the platform from its own stack and nothing more: quotas on its
+namespace (GPUs; no load balancer, node port or system-critical pod), a ServiceAccount allowed what the package's
+GpuWorkload creates there (and ConfigMaps), and a kubeconfig with that account's token.
 
-The cluster's admin kubeconfig (the platform stack's `kubeconfig` output) can change anything, the platform
-included. A team's pulumi program holding its own kubeconfig instead cannot touch another namespace or anything
-cluster-wide, and its pods cannot request more GPUs than its quota, whatever its ScaledObject asks for: at tens of
-dollars an hour per bare-metal node, a `maxReplicas` typo stays the team's problem.
+The admin kubeconfig can change anything; a team's program holding its own cannot reach outside its namespace, and
+its pods no more GPUs than its quota: at tens of dollars an hour per node, a `maxReplicas` typo stays the team's.
 """
 
 import base64
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pulumi
@@ -19,7 +18,7 @@ from pydantic import ValidationError
 from gpu_platform.arguments import refuse, whole
 from stackconfig import Problem
 from stackconfig.errors import from_validation_error
-from stackconfig.rules.workloads import namespace_problem
+from stackconfig.rules.teams import team_namespace_problem
 from stackconfig.stack import KNOWN_KEYS
 from stackconfig.teams import TeamConfig
 from stacknames import GPU_RESOURCE, PLATFORM_LABELS
@@ -48,8 +47,7 @@ RULES: list[dict[str, Any]] = [
 
 class TeamAccessArgs(TypedDict):
     namespace: pulumi.Input[str]
-    """The team's namespace, made beforehand (the platform program makes it, at Pod Security `baseline` unless its
-    own workloads there need more)."""
+    """The team's namespace, made beforehand (the platform program makes it, at Pod Security `baseline`)."""
     gpus: int
     """The most GPUs the namespace's pods may request at once (a ResourceQuota on `requests.nvidia.com/gpu`)."""
     cluster_kubeconfig: pulumi.Input[str]
@@ -73,9 +71,16 @@ class TeamAccess(pulumi.ComponentResource):
         ns = args["namespace"]
         child = pulumi.ResourceOptions(parent=self)
         meta = {"name": DEPLOYER, "namespace": ns, "labels": dict(PLATFORM_LABELS)}
-        quota = k8s.core.v1.ResourceQuota(
-            f"{name}-quota", metadata={**meta, "name": "gpus"},
-            spec={"hard": {f"requests.{GPU_RESOURCE}": str(gpus)}}, opts=child)
+        # A Service of type LoadBalancer is a billed Gcore load balancer outside the cluster, a NodePort opens every
+        # node: neither is a team's to make.
+        quota = k8s.core.v1.ResourceQuota(f"{name}-quota", metadata={**meta, "name": "team"}, spec={"hard": {
+            f"requests.{GPU_RESOURCE}": str(gpus), "services.loadbalancers": "0", "services.nodeports": "0"}},
+            opts=child)
+        # Any namespace may use the system PriorityClasses (Kubernetes 1.17 on), whose pods preempt everyone's.
+        k8s.core.v1.ResourceQuota(f"{name}-system-priority", metadata={**meta, "name": "system-priority"}, spec={
+            "hard": {"pods": "0"}, "scopeSelector": {"matchExpressions": [{
+                "scopeName": "PriorityClass", "operator": "In",
+                "values": ["system-node-critical", "system-cluster-critical"]}]}}, opts=child)
         account = k8s.core.v1.ServiceAccount(f"{name}-account", metadata=meta, opts=child)
         role = k8s.rbac.v1.Role(f"{name}-role", metadata=meta, rules=RULES, opts=child)
         binding = k8s.rbac.v1.RoleBinding(
@@ -114,17 +119,23 @@ class TeamAccess(pulumi.ComponentResource):
             refuse(self, "TeamAccess", [Problem("namespace" if p.key == "name" else p.key, p.value, p.message, p.fix)
                                         for p in problems])
             raise  # not reached: refuse raised
-        if known and (reserved := namespace_problem("namespace", team.name)) is not None:
+        if known and (reserved := team_namespace_problem("namespace", team.name)) is not None:
             refuse(self, "TeamAccess", [reserved])
         return team.gpus
 
 
 def team_kubeconfig(cluster_kubeconfig: str, namespace: str, token: str) -> str:
     """The cluster entry of `cluster_kubeconfig`'s current context, with `token` as its only user and `namespace`
-    as its context's default."""
-    config = yaml.safe_load(cluster_kubeconfig)
-    current = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
-    cluster = next(c for c in config["clusters"] if c["name"] == current["cluster"])
+    as its context's default; a CA file it names is inlined (the team's machine does not have it)."""
+    config = yaml.safe_load(cluster_kubeconfig) or {}
+    try:
+        current = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+        cluster = next(c for c in config["clusters"] if c["name"] == current["cluster"])
+    except (KeyError, TypeError, StopIteration):
+        raise ValueError("TeamAccess: cluster_kubeconfig names no current-context with its context and cluster") \
+            from None
+    if ca := cluster.get("cluster", {}).pop("certificate-authority", None):
+        cluster["cluster"]["certificate-authority-data"] = base64.b64encode(Path(ca).read_bytes()).decode()
     user = f"{namespace}-{DEPLOYER}"
     return yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "clusters": [cluster], "current-context": user,

@@ -57,7 +57,7 @@ def stack_outputs(
         "priorityClasses": {"workload": workload_priority.priority_class.metadata.name},
         "headroom": pools[cfg.pools[0].name]["headroom"],  # the first pool's
         "teams": {name: {"namespace": t.namespace, "gpus": t.gpus} for name, t in teams.items()},
-        # secret: each team's own credential, for the platform team to hand over (docs/teams.md)
+        # secret: each team's own credential (docs/use-it-from-your-program.md, "A team's access")
         "teamKubeconfigs": pulumi.Output.secret({name: t.kubeconfig for name, t in teams.items()}),
     }
 

@@ -1,7 +1,7 @@
 """From a stack's config to a `StackConfig`, or one `ConfigError` that lists every problem at once.
 
 `load_stack_config` takes the project's keys (without `<project>:`): every value is checked by its type
-(stackconfig/values.py), and the rules across keys (stackconfig/rules/) run on everything that was valid.
+(stackconfig/values.py), then, when all are valid, the rules across keys (stackconfig/rules/).
 `check_config` takes every `<namespace>:<key>` of a stack, as the engine hands them to `__main__.py`, and adds the
 namespaces nobody reads; `check_stack` reads `Pulumi.<stack>.yaml` itself (stackconfig/stackfile.py), as
 `python -m stackconfig` and the offline tools do. All three refuse the same mistakes with the same messages.

@@ -10,7 +10,7 @@ from delivery.core_size import ROOT, core_files, lines
 #: until __main__.py created its workloads and then its cluster with the component package, whose typed arguments,
 #: documented field by field as the schema needs them, joined the core; teams and their quota alert came in
 #: with the loader's read-recording proxy cut.)
-CEILING = 7_897
+CEILING = 7_892
 
 
 def test_the_core_is_what_main_imports_transitively_without_tests_or_sdks() -> None:

@@ -5,6 +5,8 @@ is refused)."""
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -12,13 +14,13 @@ import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from gpu_platform import TeamAccess, TeamAccessArgs
-from gpu_platform.team import RULES
+from gpu_platform.team import RULES, team_kubeconfig
 from offline.components import record_components
 from offline.engine import MOCK_KUBECONFIG, Recording, Secret, placeholder_secrets, record_stack
 from stackconfig import ConfigError, load_stack_config
 from tests.secret_scan import plain_strings
 
-TEAMS = [{"name": "search", "gpus": 16}, {"name": "gpu-workloads", "gpus": 32}]
+TEAMS = [{"name": "search", "gpus": 16}, {"name": "ranking", "gpus": 32}]
 DEV_CLUSTER = {"name": "gpu-dev", "keypair": "k", "projectName": "Default", "regionName": "Luxembourg-2"}
 
 
@@ -36,17 +38,23 @@ def test_the_schema_takes_the_namespace_and_the_kubeconfig_as_inputs() -> None:
     assert set(component.outputs) == {"namespace", "gpus", "kubeconfig"}
 
 
-def test_each_team_gets_its_namespace_with_a_gpu_quota(with_teams: Recording) -> None:
+def test_each_team_gets_its_namespace_with_a_gpu_quota_and_no_load_balancer_or_system_priority(
+        with_teams: Recording) -> None:
     for team in TEAMS:
         quota = with_teams.get(f"team-{team['name']}-quota").inputs
         assert quota["metadata"]["namespace"] == team["name"]
-        assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": str(team["gpus"])}
-        namespace = with_teams.get(f"workloads-{team['name']}").inputs["metadata"]
-        assert namespace["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+        assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": str(team["gpus"]), "services.loadbalancers": "0",
+                                         "services.nodeports": "0"}
+        system = with_teams.get(f"team-{team['name']}-system-priority").inputs["spec"]
+        assert system["hard"] == {"pods": "0"}
+        assert system["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical",
+                                                                          "system-cluster-critical"]
+        namespace = with_teams.get(f"workloads-{team['name']}")
+        assert namespace.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+        # Removing the team revokes its access; what its own stack runs in the namespace stays.
+        assert namespace.options["retainOnDelete"] is True
+    assert with_teams.get("workloads-gpu-workloads").options["retainOnDelete"] is False
     assert with_teams.outputs["teams"] == {t["name"]: {"namespace": t["name"], "gpus": t["gpus"]} for t in TEAMS}
-    # The namespace of dev's own workload is made once, for both.
-    assert len([r for r in with_teams.of_type("kubernetes:core/v1:Namespace")
-                if r.inputs["metadata"]["name"] == "gpu-workloads"]) == 1
 
 
 def test_the_deployer_may_edit_what_a_gpu_workload_creates_and_nothing_cluster_wide(
@@ -108,6 +116,7 @@ def record_team(args: dict[str, Any], into: Recording | None = None) -> Recordin
 
 
 @pytest.mark.parametrize("args, said", [
+    ({"namespace": "gpu-headroom", "gpus": 4}, "namespace: 'gpu-headroom' is the platform's headroom namespace"),
     ({"namespace": "search", "gpus": -1}, "gpus: -1"),
     ({"namespace": "search", "gpus": 1.5}, "gpus: 1.5"),
     ({"namespace": "kube-system", "gpus": 4}, "namespace: 'kube-system' is created by Kubernetes itself"),
@@ -137,25 +146,30 @@ def test_a_namespace_given_as_an_output_is_taken_and_the_kubeconfig_is_secret_fr
 
 
 @pytest.mark.parametrize("teams, workloads, said", [
-    ([{"name": "search", "gpus": 4}], [{"maxReplicas": 4, "gpusPerPod": 2}],
-     "teams[0].gpus: 4 is below the GPUs this stack's own workloads in namespace 'search' request at maxReplicas "
-     "(4×2 (a) = 8)"),
+    ([{"name": "search", "gpus": 4}], [{"name": "a"}],
+     "teams[0].name: 'search' is the namespace of this stack's own workload(s) a: the team's credential could read"),
     ([{"name": "search", "gpus": 4}, {"name": "search", "gpus": 8}], [], "teams[1].name: 'search' is already used"),
     ([{"name": "keda", "gpus": 4}], [], "teams[0].name: 'keda' is reserved"),
-    ([{"name": "search", "gpus": 8}], [{"modelCache": {"type": "hostPath", "path": "/models"}}],
-     "teams[0].name: 'search' is the namespace of this stack's hostPath model cache (a)"),
+    ([{"name": "gpu-headroom", "gpus": 4}], [], "teams[0].name: 'gpu-headroom' is the platform's headroom namespace"),
 ])
 def test_the_stack_file_refuses_teams_that_would_break(teams: list[dict[str, Any]],
                                                        workloads: list[dict[str, Any]], said: str) -> None:
     raw = {"cluster": DEV_CLUSTER, "teams": teams,
-           "workloads": [{"name": "a", "image": "registry.example.com/a:1", "namespace": "search", "maxReplicas": 2,
-                          **w} for w in workloads]}
+           "workloads": [{"image": "registry.example.com/a:1", "namespace": "search", "maxReplicas": 2, **w}
+                         for w in workloads]}
     with pytest.raises(ConfigError) as err:
         load_stack_config(raw)
     assert said in str(err.value), str(err.value)
 
 
-def test_a_quota_that_holds_the_stacks_own_workloads_is_accepted() -> None:
-    load_stack_config({"cluster": DEV_CLUSTER, "teams": [{"name": "search", "gpus": 8}],
-                       "workloads": [{"name": "a", "image": "registry.example.com/a:1", "namespace": "search",
-                                      "maxReplicas": 4, "gpusPerPod": 2}]})
+def test_a_ca_file_of_the_cluster_kubeconfig_is_inlined_and_a_kubeconfig_without_context_refused(
+        tmp_path: Path) -> None:
+    """The team's machine has no file of the platform engineer's: its CA goes into the kubeconfig itself."""
+    (tmp_path / "ca.crt").write_bytes(b"-----BEGIN CERTIFICATE-----\n")
+    admin = yaml.safe_load(MOCK_KUBECONFIG)
+    admin["clusters"][0]["cluster"]["certificate-authority"] = str(tmp_path / "ca.crt")
+    cluster = yaml.safe_load(team_kubeconfig(yaml.safe_dump(admin), "search", "t"))["clusters"][0]["cluster"]
+    assert cluster == {"server": "https://127.0.0.1:6443",
+                       "certificate-authority-data": base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()}
+    with pytest.raises(ValueError, match="names no current-context"):
+        team_kubeconfig(yaml.safe_dump({**admin, "current-context": "elsewhere"}), "search", "t")

@@ -12,6 +12,7 @@ interface Workload {
     name: string;
     image: string;
     maxReplicas: number;
+    namespace?: string;
     command?: string[];
     args?: string[];
     minReplicas?: number;
@@ -28,7 +29,11 @@ const gpuPool = platform.requireOutput("gpuPool");
 // The team's own credential (its namespace only), not the cluster's admin kubeconfig; secret, and marked again so it
 // stays secret here even if the platform stopped marking it.
 const cluster = new k8s.Provider("platform-cluster", {
-    kubeconfig: pulumi.secret(platform.requireOutput("teamKubeconfigs").apply(k => k[team] as string)),
+    kubeconfig: pulumi.secret(platform.requireOutput("teamKubeconfigs").apply(k => {
+        // Never undefined: the provider would fall back to this machine's own kubeconfig.
+        if (!(team in k)) { throw new Error(`no team ${team} in the platform's teams`); }
+        return k[team] as string;
+    })),
     enableServerSideApply: true,
 });
 const app = new gpu.GpuWorkload(workload.name, {
@@ -43,7 +48,7 @@ const app = new gpu.GpuWorkload(workload.name, {
     platformWorkloads: platform.requireOutput("workloads"),
     name: workload.name,
     image: workload.image,
-    namespace: team,
+    namespace: workload.namespace ?? team, // the team's own unless the team was given another
     command: workload.command,
     args: workload.args,
     minReplicas: workload.minReplicas,
