@@ -10,6 +10,7 @@ each phase's wall time is printed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
@@ -149,11 +150,11 @@ def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
         dev: LocalStack, kube: Kube, workdir: Path) -> None:
     """The `search` team's kubeconfig (the `teamKubeconfigs` output) against the real API server: what GpuWorkload
     creates it may create in its namespace; the platform, other teams and anything cluster-wide it may not touch;
-    and a pod past its GPU quota is refused whatever asks for it."""
+    and a pod past its GPU quota, at a system priority, or a Service outside the cluster, is refused."""
     outputs = dev.stack.outputs()
     assert outputs["teamKubeconfigs"].secret and outputs["teams"].value[TEAM] == {"namespace": TEAM, "gpus": 2}
-    path = workdir / "search.kubeconfig"
-    path.write_text(outputs["teamKubeconfigs"].value["search"])
+    path = workdir / f"{TEAM}.kubeconfig"
+    path.write_text(outputs["teamKubeconfigs"].value[TEAM])
     team = dataclasses.replace(kube, kubeconfig=path)
 
     def can(verb: str, what: str, namespace: str | None = None) -> bool:
@@ -162,11 +163,11 @@ def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
 
     for kind in ("deployments.apps", "scaledobjects.keda.sh", "poddisruptionbudgets.policy", "services", "secrets",
                  "podmonitors.monitoring.coreos.com"):
-        assert can("create", kind, "search"), kind
+        assert can("create", kind, TEAM), kind
         assert not can("create", kind, WORKLOAD_NAMESPACE), kind
     assert not can("list", "nodes") and not can("create", "namespaces")
-    assert not can("create", "rolebindings", "search")
-    assert team.run("auth", "can-i", "create", "pods", "--subresource=exec", "-n", "search",
+    assert not can("create", "rolebindings", TEAM)
+    assert team.run("auth", "can-i", "create", "pods", "--subresource=exec", "-n", TEAM,
                     check=False).stdout.strip() == "no"
     refused = team.run("delete", "deployment", "inference", "-n", WORKLOAD_NAMESPACE, "--dry-run=server", check=False)
     assert refused.returncode != 0 and "forbidden" in refused.stderr, refused.stderr
@@ -174,23 +175,28 @@ def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
     for kind in ("loadbalancer", "nodeport"):
         refused = team.run("create", "service", kind, f"x-{kind}", "--tcp=80", "-n", TEAM, check=False)
         assert refused.returncode != 0 and "exceeded quota" in refused.stderr, refused.stderr
-    # Three GPUs in a namespace allowed two: the ReplicaSet's pod is refused by the quota, not scheduled.
-    pod = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                           "resources": {"limits": {"nvidia.com/gpu": "3"}}}]}
-    team.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "too-big", "namespace": "search"},
-                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "too-big"}},
-                          "template": {"metadata": {"labels": {"app": "too-big"}}, "spec": pod}}})
+    # Three GPUs in a namespace allowed two, and a pod at a system PriorityClass: their ReplicaSets' pods are
+    # refused by the quotas, not scheduled.
+    pods = {"too-big": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                                        "resources": {"limits": {"nvidia.com/gpu": "3"}}}]},
+            "critical": {"priorityClassName": "system-node-critical",
+                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+    for app, pod in pods.items():
+        team.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": app, "namespace": TEAM},
+                     "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
+                              "template": {"metadata": {"labels": {"app": app}}, "spec": pod}}})
 
-    def quota_refusal() -> str:
-        for rs in team.get("replicasets", "-n", "search", "-l", "app=too-big")["items"]:
+    def quota_refusal(app: str) -> str:
+        for rs in team.get("replicasets", "-n", TEAM, "-l", f"app={app}")["items"]:
             for c in rs.get("status", {}).get("conditions", []):
                 if c["type"] == "ReplicaFailure" and "exceeded quota" in c.get("message", ""):
                     return str(c["message"])
         return ""
 
-    message = wait_for("the quota's refusal", quota_refusal, timeout=60)
-    assert "requests.nvidia.com/gpu=3" in message, message
-    team.run("delete", "deployment", "too-big", "-n", "search", "--wait=true")
+    for app, said in (("too-big", "requests.nvidia.com/gpu=3"), ("critical", "system-priority")):
+        message = wait_for(f"the quota's refusal of {app}", functools.partial(quota_refusal, app), timeout=60)
+        assert said in message, message
+        team.run("delete", "deployment", app, "-n", TEAM, "--wait=true")
 
 
 def test_a_second_run_changes_nothing(dev: LocalStack, timer: Timer) -> None:
