@@ -10,7 +10,6 @@ each phase's wall time is printed.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import yaml
 from e2e.consumers import CONSUMERS, package_consumer
 from e2e.harness import CHART_CACHE, Kube, Timer, platform, repackaged_chart, wait_for
 from e2e.keda import LocalKeda
+from e2e.teams import check_team_access
 from realengine import gcore_api
 from realengine.stack import LocalStack
 from realengine.toolchain import ROOT, Toolchain
@@ -42,8 +42,8 @@ STACK = "dev"
 WORKLOAD_NAMESPACE = "gpu-workloads"
 #: The model team of the dev platform here: the package consumers below deploy into its namespace with its
 #: kubeconfig, and the API server must enforce its rights and its quota.
-TEAM = "search"
-TEAMS = [{"name": TEAM, "gpus": 2}]
+TEAM, TEAM_GPUS = "search", 2
+TEAMS = [{"name": TEAM, "gpus": TEAM_GPUS}]
 #: The Pod Security level each namespace must carry (stacknames.py; renderers/workload_specs.py for workloads).
 LEVELS = {GPU_OPERATOR_NAMESPACE: "privileged", NODE_EXPORTER_NAMESPACE: "privileged", KEDA_NAMESPACE: "baseline",
           MONITORING_NAMESPACE: "baseline", WORKLOAD_NAMESPACE: "baseline", TEAM: "baseline"}
@@ -148,55 +148,12 @@ def test_custom_resources_exist_as_the_program_wrote_them(dev: LocalStack, kube:
 
 def test_a_team_reaches_its_own_namespace_only_and_within_its_gpu_quota(
         dev: LocalStack, kube: Kube, workdir: Path) -> None:
-    """The `search` team's kubeconfig (the `teamKubeconfigs` output) against the real API server: what GpuWorkload
-    creates it may create in its namespace; the platform, other teams and anything cluster-wide it may not touch;
-    and a pod past its GPU quota, at a system priority, or a Service outside the cluster, is refused."""
+    """The `search` team's kubeconfig (the `teamKubeconfigs` output) against the real API server (e2e/teams.py)."""
     outputs = dev.stack.outputs()
-    assert outputs["teamKubeconfigs"].secret and outputs["teams"].value[TEAM] == {"namespace": TEAM, "gpus": 2}
+    assert outputs["teamKubeconfigs"].secret and outputs["teams"].value[TEAM] == {"namespace": TEAM, "gpus": TEAM_GPUS}
     path = workdir / f"{TEAM}.kubeconfig"
     path.write_text(outputs["teamKubeconfigs"].value[TEAM])
-    team = dataclasses.replace(kube, kubeconfig=path)
-
-    def can(verb: str, what: str, namespace: str | None = None) -> bool:
-        where = ["-n", namespace] if namespace else []
-        return team.run("auth", "can-i", verb, what, *where, check=False).stdout.strip() == "yes"
-
-    for kind in ("deployments.apps", "scaledobjects.keda.sh", "poddisruptionbudgets.policy", "services", "secrets",
-                 "podmonitors.monitoring.coreos.com"):
-        assert can("create", kind, TEAM), kind
-        assert not can("create", kind, WORKLOAD_NAMESPACE), kind
-    assert not can("list", "nodes") and not can("create", "namespaces")
-    assert not can("create", "rolebindings", TEAM)
-    assert team.run("auth", "can-i", "create", "pods", "--subresource=exec", "-n", TEAM,
-                    check=False).stdout.strip() == "no"
-    refused = team.run("delete", "deployment", "inference", "-n", WORKLOAD_NAMESPACE, "--dry-run=server", check=False)
-    assert refused.returncode != 0 and "forbidden" in refused.stderr, refused.stderr
-    # A billed Gcore load balancer, a port on every node: the quota refuses both.
-    for kind in ("loadbalancer", "nodeport"):
-        refused = team.run("create", "service", kind, f"x-{kind}", "--tcp=80", "-n", TEAM, check=False)
-        assert refused.returncode != 0 and "exceeded quota" in refused.stderr, refused.stderr
-    # Three GPUs in a namespace allowed two, and a pod at a system PriorityClass: their ReplicaSets' pods are
-    # refused by the quotas, not scheduled.
-    pods = {"too-big": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                                        "resources": {"limits": {"nvidia.com/gpu": "3"}}}]},
-            "critical": {"priorityClassName": "system-node-critical",
-                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
-    for app, pod in pods.items():
-        team.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": app, "namespace": TEAM},
-                     "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
-                              "template": {"metadata": {"labels": {"app": app}}, "spec": pod}}})
-
-    def quota_refusal(app: str) -> str:
-        for rs in team.get("replicasets", "-n", TEAM, "-l", f"app={app}")["items"]:
-            for c in rs.get("status", {}).get("conditions", []):
-                if c["type"] == "ReplicaFailure" and "exceeded quota" in c.get("message", ""):
-                    return str(c["message"])
-        return ""
-
-    for app, said in (("too-big", "requests.nvidia.com/gpu=3"), ("critical", "system-priority")):
-        message = wait_for(f"the quota's refusal of {app}", functools.partial(quota_refusal, app), timeout=60)
-        assert said in message, message
-        team.run("delete", "deployment", app, "-n", TEAM, "--wait=true")
+    check_team_access(dataclasses.replace(kube, kubeconfig=path), TEAM, TEAM_GPUS, WORKLOAD_NAMESPACE)
 
 
 def test_a_second_run_changes_nothing(dev: LocalStack, timer: Timer) -> None:
