@@ -270,15 +270,16 @@ def settings_from_config(cfg: StackConfig, workload: WorkloadConfig, whatif: Wha
         gpu_aware_autoscaler=pool.gpu_ready_gate,
         start=datetime.fromisoformat(whatif.start),
         **headroom_kwargs,
-        **_service_kwargs(workload, round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL))),
+        **_service_kwargs(workload),
     )
 
 
-def _service_kwargs(workload: WorkloadConfig, scrape_interval: int) -> dict[str, Any]:
-    """A serving profile with `perGpu`: the service model, and the HPA on the profile's triggers."""
-    if workload.serving is None:
+def _service_kwargs(workload: WorkloadConfig) -> dict[str, Any]:
+    """A serving profile with `perGpu`: the service model (at the PodMonitor's scrape of the engine's series, not
+    the DCGM one), and the HPA on the profile's triggers."""
+    if workload.serving is None or workload.metrics is None:
         return {}
-    model = ServiceModel.from_config(workload.serving, scrape_interval)
+    model = ServiceModel.from_config(workload.serving, round(prom_duration_seconds(workload.metrics.interval)))
     if model is None:
         raise ConfigError([Problem(
             f"workloads[{workload.name}].serving.perGpu", UNSET,

@@ -10,6 +10,7 @@ file states. docs/autoscaling-e2e.md has the whole story.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from capacity.metric_path import QueryWindow
+from capacity.settings import prom_duration_seconds
 from e2e.timeline import Scenario
 from e2e.wrong_rules import WRONG_RULES
 from renderers import dcgm, promql
@@ -63,7 +65,12 @@ def test_a_wrong_rule_of_the_simulator_fails_the_comparison(rule: str) -> None:
 
 # --- the query window's rule on the real Prometheus engine ---------------------------------------------------
 
-#: Per scenario, each pod's value at each 15 s scrape (None: not exported then, so its series is stale, or does not
+#: The stack's scrape interval and query window (renderers/dcgm.py), in seconds.
+SCRAPE = round(prom_duration_seconds(dcgm.SCRAPE_INTERVAL))
+#: A moment between two scrapes, as an offset from the first.
+BETWEEN = SCRAPE // 2 + 1
+WINDOW = round(prom_duration_seconds(dcgm.QUERY_WINDOW))
+#: Per scenario, each pod's value at each scrape (None: not exported then, so its series is stale, or does not
 #: exist yet).
 SCENARIOS: dict[str, dict[str, list[float | None]]] = {
     # Two pods at 25 %, then pod b removed (its series stale) and pod a carrying all of it.
@@ -71,16 +78,15 @@ SCENARIOS: dict[str, dict[str, list[float | None]]] = {
     # Three pods with one history part ways: c restarts (0), b is gone for two scrapes and comes back within the
     # window (a gap in its series), d starts late, and the exporter's values often stay for several scrapes.
     "shared series part ways": {
-        "a": [40, 40, 40, 60, 60, 60, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
-        "b": [40, 40, 40, 60, None, None, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
-        "c": [40, 40, 40, 0, 0, 60, 30, 30, 30, 30, 45, 45, 45, 45, 45, 45, 45, 45, 45],
+        "a": [40, 40, 40, 60, 60, 60, 30, 30, 30, 30, *[45] * 14],
+        "b": [40, 40, 40, 60, None, None, 30, 30, 30, 30, *[45] * 14],
+        "c": [40, 40, 40, 0, 0, 60, 30, 30, 30, 30, *[45] * 14],
         "d": [None, None, None, None, None, 0, 0, 30, 30, 30, 45, None, None, None, None, None, None, None, None],
     },
 }
-#: Per scenario, the scrapes Prometheus missed (stopped for 75 s, longer than the window, while the exporter went
+#: Per scenario, the scrapes Prometheus missed (stopped for a scrape longer than the window, while the exporter went
 #: on serving the same values): every series expires, and the next scrape starts them again.
-OUTAGES: dict[str, set[int]] = {"shared series part ways": {13, 14, 15, 16, 17}}
-SCRAPE = 15
+OUTAGES: dict[str, set[int]] = {"shared series part ways": set(range(13, 14 + WINDOW // SCRAPE))}
 
 
 def _input_series(series: dict[str, list[float | None]], outages: set[int]) -> list[dict[str, str]]:
@@ -99,7 +105,7 @@ def _input_series(series: dict[str, list[float | None]], outages: set[int]) -> l
 
 def _window_at(series: dict[str, list[float | None]], outages: set[int], t: float) -> float | None:
     """The query window fed as the simulator feeds it: a new export only when the values change."""
-    w = QueryWindow(60)
+    w = QueryWindow(WINDOW)
     served: dict[Hashable, float] | None = None
     for i in range(max(len(v) for v in series.values())):
         ts = i * SCRAPE
@@ -112,8 +118,8 @@ def _window_at(series: dict[str, list[float | None]], outages: set[int], t: floa
             served = now
         if i not in outages:
             w.scrape(ts)
-        if ts + 8 < t:
-            w.value(ts + 8)  # asked between scrapes too, as the HPA does while Prometheus is stopped
+        if ts + BETWEEN < t:
+            w.value(ts + BETWEEN)  # asked between scrapes too, as the HPA does while Prometheus is stopped
     return w.value(t)
 
 
@@ -121,23 +127,27 @@ def _window_at(series: dict[str, list[float | None]], outages: set[int], t: floa
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_the_query_window_reads_what_prometheus_reads(scenario: str, tmp_path: Path) -> None:
     """capacity/metric_path.py against the stack's own query on promtool: each series' average summed, a removed
-    pod's series counting until its samples leave the window (68.75 = 43.75 + 25 three scrapes after), series
+    pod's series counting until its samples leave the window (above the 50 the remaining pod reads), series
     that shared their samples counted apart once their values differ, no answer while Prometheus is stopped for
     longer than the window, and every series back at the first scrape after it."""
     series, outages = SCENARIOS[scenario], OUTAGES.get(scenario, set())
     query = promql.gpu_utilization_query("inference", "gpu-workloads")
     scrapes = max(len(v) for v in series.values())
     # a second after each scrape (no sample on an edge), and between scrapes (samples leave without a scrape)
-    times = sorted({i * SCRAPE + d for i in range(scrapes) for d in (1, 8)})
+    times = sorted({i * SCRAPE + d for i in range(scrapes) for d in (1, BETWEEN)})
     expected = {t: _window_at(series, outages, t) for t in times}
     if scenario == "a pod goes away":
-        assert expected[4 * SCRAPE + 1 + 2 * SCRAPE] == 68.75
+        gone = expected[(4 + 2) * SCRAPE + 1]
+        assert gone is not None and gone > 50
     tests = [{"interval": f"{SCRAPE}s", "input_series": _input_series(series, outages),
-              "promql_expr_test": [{"expr": query, "eval_time": f"{t}s",
-                                    "exp_samples": [] if v is None else [{"labels": "{}", "value": v}]}
+              # to a thousandth: a mean of five samples may differ in its last bit with the order of the additions
+              "promql_expr_test": [{"expr": f"round({query}, 0.001)", "eval_time": f"{t}s",
+                                    "exp_samples": [] if v is None else [{"labels": "{}",
+                                                                          "value": math.floor(v * 1000 + 0.5) / 1000}]}
                                    for t, v in expected.items()]}]
     dump_yaml({"groups": []}, tmp_path / "rules.yaml")
-    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": "15s", "tests": tests}, tmp_path / "tests.yaml")
+    dump_yaml({"rule_files": ["rules.yaml"], "evaluation_interval": f"{SCRAPE}s", "tests": tests},
+              tmp_path / "tests.yaml")
     result = promtool("test", "rules", "tests.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -197,6 +197,16 @@ def test_the_whatif_refuses_a_profile_it_cannot_model(capsys: pytest.CaptureFixt
     assert "workloads[inference].serving.perGpu: (not set) is what" in err and "vllm bench serve" in err
 
 
+def test_the_service_model_scrapes_the_engine_at_its_pod_monitors_interval() -> None:
+    """The latency series are the engine's, scraped at the workload's `metrics.interval`, not at the DCGM
+    exporter's: the model's smoothing (SMOOTHING's worth of scrapes) and P90 span follow the PodMonitor."""
+    for interval, scrapes in (("15s", 4), ("30s", 2)):
+        cfg = prod_with_profile(metrics={"port": "http", "path": "/metrics", "interval": interval})
+        w = cfg.workloads[0]
+        service = stackfile.settings_from_config(cfg, w, cfg.what_if or WhatIfConfig()).service
+        assert service is not None and service.smoothing_scrapes == scrapes, interval
+
+
 def test_an_empty_override_removes_the_key() -> None:
     raw = stackfile.apply_overrides(stackfile.read_stack_file("prod"), ["workloads.0.targetUtilization="])
     assert "targetUtilization" not in raw["workloads"][0]
