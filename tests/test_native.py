@@ -57,7 +57,7 @@ def test_the_compiled_what_if_gives_the_pythons_json(built: Path, tmp_path: Path
 #: Two days, one reordering, the knobs that matter least held: a few dozen settings, simulated in two processes
 #: (prod's settings carry its serving profile's model to them).
 TUNES = {
-    "dev": ["dev", "--days", "3", "--reorderings", "2"],
+    "dev": ["dev", "--days", "3", "--reorderings", "1"],
     "prod-serving": ["prod", "--days", "2", "--reorderings", "1", "--min-attainment", "90%",
                      *(a for k in ("gpuPool.headroom", "workloads.0.schedules", "workloads.0.serving.band.scaleDown",
                                    "workloads.0.scaleDownStabilizationSeconds",
