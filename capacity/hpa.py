@@ -29,8 +29,7 @@ def hpa_desired_replicas(
     """
     if current_replicas <= 0:
         raise ValueError("current_replicas must be positive")
-    usage_ratio = total / (threshold * current_replicas)
-    if abs(1.0 - usage_ratio) <= tolerance:
+    if within_tolerance(total / (threshold * current_replicas), tolerance):
         return current_replicas
     return math.ceil(total / threshold)
 
@@ -45,9 +44,21 @@ def hpa_desired_replicas_value(
     ratio = value / target
     if current_replicas == 0:
         return math.ceil(ratio)
-    if abs(1.0 - ratio) <= tolerance:
+    if within_tolerance(ratio, tolerance):
         return current_replicas
     return math.ceil(ratio * ready_replicas)
+
+
+def within_tolerance(ratio: float, tolerance: float) -> bool:
+    """replica_calculator.go (v1.35) `Tolerances.isWithin`: `1 - down <= ratio <= 1 + up`, so a ratio of exactly
+    1.1 holds (`|1 - ratio| <= 0.1` would not: 1.0 - 1.1 is -0.10000000000000009 in floating point)."""
+    return 1.0 - tolerance <= ratio <= 1.0 + tolerance
+
+
+def keda_value(value: float) -> float:
+    """The value KEDA hands the HPA: to a thousandth (kedacore/keda v2.20.2 pkg/scalers/scaler.go
+    `quantityFromFloat64`: `resource.MustParse(fmt.Sprintf("%.3f", value))`)."""
+    return round(value, 3)
 
 
 def hpa_desired_replicas_all(metrics: list[tuple[float, float]], current_replicas: int) -> int:
@@ -141,11 +152,12 @@ class Hpa:
         elif current < hpa_min:
             desired = hpa_min
         else:
-            proposal = hpa_desired_replicas(total, s.threshold, current, s.tolerance)
+            proposal = hpa_desired_replicas(keda_value(total), s.threshold, current, s.tolerance)
             if self.serving is not None:
                 ready = state.ready_pods
                 for v in self.serving():
-                    proposal = max(proposal, hpa_desired_replicas_value(v, 1.0, current, ready, s.tolerance))
+                    proposal = max(proposal, hpa_desired_replicas_value(keda_value(v), 1.0, current, ready,
+                                                                        s.tolerance))
             proposal = max(proposal, self.cron_min(t))
             desired = self._normalize(t, current, proposal, hpa_min)
         if desired != current:

@@ -1,14 +1,14 @@
 """What Prometheus holds of the workload's GPU series, and what KEDA's query reads from it.
 
 The query (renderers/promql.py `gpu_utilization_query`) is `sum(max by (UUID) (clamp(avg_over_time(
-DCGM_FI_DEV_GPU_UTIL{pod=~"<workload>-..."}[1m]), 0, 100)))`: an average per series over the samples of the
+DCGM_FI_DEV_GPU_UTIL{pod=~"<workload>-..."}[25s]), 0, 100)))`: an average per series over the samples of the
 window, then a sum over the series. Each of a pod's GPUs is one series (dcgm-exporter labels it with the pod that
 holds it), from the first scrape after the pod is bound until its last samples leave the window (a series that is
 no longer exported gets a staleness marker, which range functions skip; the samples before it still count:
 prometheus/prometheus docs "Staleness"). So a pod's series counts with its own average as soon as it has one
 sample: a new pod at 100 % adds 100 at once, not a quarter of it, and a deleted pod's series keeps counting for up
 to a window. Averaging the per-scrape totals instead (the model before issue 16's calibration) makes the metric
-climb up to four times slower while pods are added, and fall later while they are removed.
+climb several times slower while pods are added, and fall later while they are removed.
 
 `max by (UUID)` is not modelled: it differs from the sum only while one GPU carries two workload pods' series in
 one window (a pod replaced on the same GPU), and then it takes the larger instead of both.
@@ -118,7 +118,7 @@ class QueryWindow:
 
     def _prune(self, t: float) -> None:
         # Prometheus 2.x selects [t - window, t]; scrape times carry milliseconds of jitter, so a sample exactly
-        # one window old is as good as never in a real range; (t - window, t] keeps four 15 s scrapes in 1 min.
+        # one window old is as good as never in a real range; (t - window, t] keeps five 5 s scrapes in 25 s.
         edge = t - self.window
         if self._oldest > edge:
             return

@@ -40,7 +40,7 @@ def _monitor_namespaces(monitor: Mapping[str, Any], own_namespace: str) -> set[s
 
 
 def check_dcgm_path(placed: Sequence[Placed], rendered: StackRender) -> Iterator[Finding]:
-    """Exactly one scrape path for dcgm-exporter, with honorLabels and our relabelings; the 10 s refresh."""
+    """Exactly one scrape path for dcgm-exporter, with honorLabels and our relabelings; the 5 s refresh."""
     exporter_services = [p for p in of_kind(placed, "Service")
                          if (p.obj["metadata"].get("labels") or {}).get("app") == dcgm.EXPORTER_APP_LABEL]
     exporter_pods = [p for p in of_kind(placed, "DaemonSet")

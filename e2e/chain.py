@@ -58,15 +58,27 @@ def overrides(prometheus_port: int) -> dict[str, Any]:
 
     window = config(STACK).workloads[0].scale_down_stabilization_seconds
     return {f"{NS}:monitoring.queryUrl": f"http://127.0.0.1:{prometheus_port}",
-            f"{NS}:workloads.0.scaleDownStabilizationSeconds": round(window / timescale.FACTOR)}
+            f"{NS}:workloads.0.scaleDownStabilizationSeconds": round(window / timescale.FACTOR),
+            # the prediction's pod start is the run's (kwok's delay, `pod_start_seconds`), on the model's clock
+            f"{NS}:whatIf.podStartSeconds": round(pod_start_seconds() * timescale.FACTOR)}
 
 
 def pod_start_seconds() -> float:
-    """The what-if's podStartSeconds of the stack, divided: kwok's pod-ready delay for the workload's pods."""
+    """kwok's pod-ready delay for the workload's pods, in real seconds: the what-if's podStartSeconds divided, but
+    at least the exporter's refresh, a scrape and the query's window, which the factor does not divide. In
+    production a pod starts in minutes against a 25 s window, so a new pod's series holds a full window of zeros
+    when it turns Ready and the sum of the series' averages keeps the load's total; a 6 s start (180 s divided)
+    would put the run where production never is (the new series' one or two samples outweigh the old ones').
+    Then half a refresh more than whole refreshes: the HPA decides just after a scrape, so a start of whole
+    refreshes puts Ready on a refresh, where the API's fraction of a second decides which refresh publishes it
+    (and the model, without latency, takes the earlier: 5 s more per round, seen live)."""
     from realengine.stack_view import config
 
     what_if = config(STACK).what_if
-    return (what_if.pod_start_seconds if what_if is not None else 180) / timescale.FACTOR
+    refresh = dcgm.EXPORTER_COLLECT_INTERVAL_MS / 1000
+    floor = refresh + (go_duration_seconds(dcgm.SCRAPE_INTERVAL) or 0) + (go_duration_seconds(dcgm.QUERY_WINDOW) or 0)
+    start = max((what_if.pod_start_seconds if what_if is not None else 180) / timescale.FACTOR, floor)
+    return (start // refresh + 0.5) * refresh
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,8 @@ class Chain:
     overrides: dict[str, Any] = field(default_factory=dict)
     #: The workload's cron window while one is deployed (the prediction stretches it: RealWindow.stretched).
     window: RealWindow | None = None
+    #: Per load step measured beside the guide's path: seconds to the first change of (the stack's, the guide's) HPA.
+    metric_path: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def load(self) -> Any:

@@ -2,10 +2,11 @@
 the pods the real scheduler placed on the kwok nodes.
 
 Under kwok no container runs and no GPU exists, so something must say how busy each GPU is. `LiveDcgmExporter`
-stands in for the GPU Operator's dcgm-exporter DaemonSet: one loopback endpoint per GPU node whose GPUs are
-allocatable, serving `DCGM_FI_DEV_GPU_UTIL` (and the other default fields) with exactly dcgm-exporter's labels
+stands in for the GPU Operator's dcgm-exporter DaemonSet: one loopback endpoint per node of the pool from when it
+registers (so Prometheus has found it, as it finds the DaemonSet's pod, before any pod is bound there), serving for
+the node's allocatable GPUs `DCGM_FI_DEV_GPU_UTIL` (and the other default fields) with exactly dcgm-exporter's labels
 (localprom/dcgm.py), each GPU mapped to the pod that holds it, as dcgm-exporter's Kubernetes mapping (the kubelet's
-pod-resources API) maps devices to pods. Its readings refresh every `--collect-interval`, the program's 10 s
+pod-resources API) maps devices to pods. Its readings refresh every `--collect-interval`, the program's 5 s
 (renderers/dcgm.py EXPORTER_COLLECT_INTERVAL_MS), and are served between refreshes as read; Prometheus finds the
 endpoints through a targets file carrying the labels endpoint discovery would attach, and scrapes them with the
 scrape config prometheus-operator makes of the program's ServiceMonitor.
@@ -106,7 +107,7 @@ class LiveDcgmExporter:
 
     def collect(self) -> None:
         """One refresh: GPUs -> pods (kept while a pod holds them), utilisation from the load, bodies, targets."""
-        nodes = self.recorder.gpu_nodes()
+        nodes = self.recorder.exporter_nodes()
         pods = self.recorder.gpu_pods()
         ready_gpus = sum(pod_gpus(p) for p in pods if self._ours(p) and is_ready(p))
         each = min(100.0, 100.0 * self.load.gpus / ready_gpus) if ready_gpus else 0.0

@@ -35,8 +35,11 @@ SCRAPE_INTERVAL = "1s"  # the guide's additionalScrapeConfigs job
 WINDOW = "30s"
 
 
-def manifests(workload: str, prometheus_url: str) -> list[dict[str, Any]]:
-    """The guide's step 7, as published, with its query's pod prefix set to the workload (as it instructs)."""
+def manifests(workload: str, prometheus_url: str, scale_down_seconds: int) -> list[dict[str, Any]]:
+    """The guide's step 7, as published, with its query's pod prefix set to the workload (as it instructs), and the
+    scale-down stabilisation the run gives the stack's workload (the controller's default 5 minutes, divided like
+    every duration of the run): the metric-path rounds wait for both HPAs to come back down. Its way up, which is
+    what is measured, is the guide's."""
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": DEPLOYMENT, "namespace": NAMESPACE},
@@ -48,6 +51,8 @@ def manifests(workload: str, prometheus_url: str) -> list[dict[str, Any]]:
         {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
          "metadata": {"name": SCALED_OBJECT, "namespace": NAMESPACE},
          "spec": {"scaleTargetRef": {"name": DEPLOYMENT}, "minReplicaCount": 1, "maxReplicaCount": 16,
+                  "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {
+                      "stabilizationWindowSeconds": scale_down_seconds}}}},
                   "triggers": [{"type": "prometheus", "metadata": {
                       "serverAddress": prometheus_url, "metricName": "gpu-utilization", "threshold": "60",
                       "query": f'sum(avg_over_time(DCGM_FI_DEV_GPU_UTIL{{pod=~"{workload}.*"}}[{WINDOW}]))'}}]}},
@@ -77,7 +82,7 @@ class GuidePath:
 
 @contextmanager
 def guide_path(kube: Kube, api: KubeApi, recorder: Recorder, load: Any, workload: str, namespace: str,
-               exporter_namespace: str, workdir: Path) -> Iterator[GuidePath]:
+               exporter_namespace: str, workdir: Path, scale_down_seconds: int) -> Iterator[GuidePath]:
     workdir.mkdir(parents=True, exist_ok=True)
     targets = workdir / "targets.json"
     exporter = LiveDcgmExporter(recorder, load, namespace, workload, targets, exporter_namespace,
@@ -89,7 +94,7 @@ def guide_path(kube: Kube, api: KubeApi, recorder: Recorder, load: Any, workload
     exporter.start()
     prom.start()
     prom.wait_ready()
-    for doc in manifests(workload, prom.url):
+    for doc in manifests(workload, prom.url, scale_down_seconds):
         kube.apply(doc)
 
     def on_hpa(obj: dict[str, Any]) -> None:

@@ -156,6 +156,12 @@ class Recorder:
         with self._cond:
             return {n["metadata"]["name"]: g for n in self.pool_nodes() if (g := usable_gpus(n)) > 0}
 
+    def exporter_nodes(self) -> dict[str, int]:
+        """Every node of the pool, from when it registers, -> the GPUs the scheduler may use there (0 until
+        then): where the GPU Operator's dcgm-exporter DaemonSet runs a pod."""
+        with self._cond:
+            return {n["metadata"]["name"]: usable_gpus(n) for n in self.pool_nodes()}
+
     def hpa_at_rest(self) -> bool:
         """The HPA recommends what it has: no scale held back by a stabilisation window or a policy's rate
         (kubernetes pkg/controller/podautoscaler/horizontal.go: AbleToScale ReadyForNewScale, not ScalingLimited

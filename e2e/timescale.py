@@ -9,9 +9,9 @@ What is divided by FACTOR (and how):
   backoffs, ...: e2e/pool_autoscaler.py `run_flags`);
 - node start-up: the what-if's `nodeReadyMinutes` (kwok's node-initialize stage, delayed per node) and
   `gpuReadyMinutes` (the device plugin, played in e2e/pool_autoscaler.py), and `podStartSeconds` (kwok's pod-ready
-  stage, delayed for the workload's pods).
+  stage, delayed for the workload's pods; never below the metric path's periods: e2e/chain.py pod_start_seconds).
 What is not, because nothing may shorten it without changing the stack's own objects: the metric path (dcgm-exporter
-refresh 10 s, scrape 15 s, the query's 1-minute window), the HPA behaviour's policy periods (scale-up 15 s, scale-down
+refresh 5 s, scrape 5 s, the query's 25 s window), the HPA behaviour's policy periods (scale-up 15 s, scale-down
 one pod per 60 s: constants of the rendered ScaledObject), KEDA's pollingInterval (at least 5 s by the config model;
 it only decides activation from zero), cron windows (wall-clock minutes) and Prometheus' rule intervals. The
 what-if's prediction runs in production seconds (the real run's seconds times FACTOR) with exactly these settings:

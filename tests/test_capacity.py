@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from capacity import config as stackfile
 from capacity.cli import main
-from capacity.hpa import SlidingExtreme
+from capacity.hpa import SlidingExtreme, hpa_desired_replicas, hpa_desired_replicas_value, keda_value
 from capacity.settings import Behavior, CronWindow, Policy, SimSettings, go_duration_seconds
 from capacity.sim import simulate
 from capacity.tally import Downsampler
@@ -84,6 +84,31 @@ def test_a_step_that_fits_the_free_gpus_is_served_within_about_a_minute() -> Non
     assert ttc["episodes"] == 1
     assert ttc["max"] * 60 <= POD_START + 60
     assert r["nodesOrdered"] == 0
+
+
+def test_a_ratio_of_exactly_one_plus_the_tolerance_holds_as_the_hpa_of_v1_35_does() -> None:
+    """replica_calculator.go `isWithin` (1 - 0.1 <= ratio <= 1 + 0.1): 660 on 10 replicas of target 60 holds 10,
+    though |1 - 660 / 600| is 0.10000000000000009 in floating point (the live e2e's step went 10 -> 12 on it
+    where the model with `abs` went to 11). KEDA hands the HPA a thousandth, so 660.0000001 holds too."""
+    assert hpa_desired_replicas(660.0, 60.0, 10) == 10
+    assert hpa_desired_replicas(keda_value(660.0000001), 60.0, 10) == 10
+    assert hpa_desired_replicas(540.0, 60.0, 10) == 10
+    assert hpa_desired_replicas(661.0, 60.0, 10) == 12
+    assert hpa_desired_replicas_value(1.1, 1.0, 3, 3) == 3
+
+
+def test_a_step_to_a_full_node_orders_no_node_while_pods_start_for_longer_than_the_window() -> None:
+    """docs/design.md, the metric path: a step whose demand fits the node at the target (at most 8 one-GPU
+    replicas at 60 %) orders no node, from any load, at any moment of the scrape, because a pod starts for longer
+    than the query's window: its series reads 0 for a whole window before it serves, so the sum of the series'
+    averages keeps the load's total. A pod that starts in 10 s (within the 25 s window) joins with one or two
+    samples against the old pods' five saturated ones, the sum overshoots, and a ninth replica orders a node."""
+    def ordered(**path: int) -> list[tuple[float, float, int]]:
+        return [(a, b, off) for a in (0.6, 1.2, 2.4, 3.6) for b in (4.2, 4.6, 4.8) for off in range(0, 30, 5)
+                if simulate(base(**path), steps((10 + off / 60, a), (25, b)))["nodesOrdered"]]
+
+    assert ordered() == []
+    assert (0.6, 4.6, 0) in ordered(pod_start=10)
 
 
 def test_a_step_that_needs_a_node_waits_for_the_node_but_not_much_longer() -> None:
@@ -172,14 +197,16 @@ def test_a_cron_window_holds_its_minimum_replicas_inside_the_window_only() -> No
 
 def test_a_removed_pods_series_counts_for_a_window_so_the_way_down_near_the_target_flaps() -> None:
     """The query sums each series' own average (capacity/metric_path.py), and a removed pod's series keeps its
-    average until its samples leave the 1-minute window. 0.5 GPUs on 2 replicas read 25 + 25; one is removed and
-    the other climbs to 50 while the removed one still reads 25: three scrapes later the one left averages
-    (25 + 3 x 50) / 4 = 43.75, the removed one 25, the sum 68.75 > 60 x 1.1, and the HPA adds the replica back.
-    Averaging the per-scrape totals instead (the model before the end-to-end calibration) never sees more than
-    50: no flap."""
+    average until its samples leave the window. On a 1-minute window of 15 s scrapes (the metric path before
+    issue 28): 0.5 GPUs on 2 replicas read 25 + 25; one is removed and the other climbs to 50 while the removed
+    one still reads 25: three scrapes later the one left averages (25 + 3 x 50) / 4 = 43.75, the removed one 25,
+    the sum 68.75 > 60 x 1.1, and the HPA adds the replica back. (On the stack's five 5 s scrapes the sum passes
+    66 for one scrape only, 25 + 25 x 4/5 + 25 = 70, which an HPA sync meets one time in three.) Averaging the
+    per-scrape totals instead (the model before the end-to-end calibration) never sees more than 50: no flap."""
     window = CronWindow("0 8 * * *", "0 18 * * *", "Europe/Luxembourg", 10)
     start = datetime(2026, 1, 5, tzinfo=UTC)
-    r = simulate(base(replica_windows=(window,), start=start), steps((24 * 60, 0.5)), plot=True)
+    path = {"exporter_refresh": 10, "scrape_interval": 15, "query_window": 60}
+    r = simulate(base(replica_windows=(window,), start=start, **path), steps((24 * 60, 0.5)), plot=True)
     after = [d for t, d in zip(r["series"]["t"], r["series"]["desired"], strict=True) if 18 * 3600 < t < 20 * 3600]
     assert min(after) == 1 and max(after) == 2, "the way down from the window's 10 replicas flaps between 1 and 2"
     flips = sum(1 for a, b in zip(after, after[1:], strict=False) if a < 1.5 <= b)
@@ -247,10 +274,14 @@ def test_node_limits_and_accounting_hold_for_any_trace(
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(trace=pieces, seed=st.integers(0, 9))
 def test_raising_max_nodes_never_increases_unserved(trace: list[tuple[int, float]], seed: int) -> None:
-    """Without node scale-down (see the next test for why), more allowed nodes never leave more demand unserved."""
+    """Without node scale-down (see the next test for why), more allowed nodes never leave more demand unserved,
+    but for one GPU over one HPA sync: on the way down a replica can flap back (a removed pod's series counts for a
+    window, below), and where the runs differ the flap's phase decides which serves a sync sooner (10 -> 0.5625 ->
+    2 GPUs, 5, 25 and 5 minutes: 0 on two nodes, 15 s of one GPU on three)."""
+    slack = base().hpa_sync / 3600 + 1e-9
     unserved = [simulate(base(max_nodes=m, max_replicas=8 * m, scale_down_enabled=False), steps(*trace),
                          seed=seed)["gpuHoursUnserved"] for m in (1 + 1, 3, 4)]
-    assert unserved[0] >= unserved[1] - 1e-9 >= unserved[2] - 2e-9
+    assert unserved[0] >= unserved[1] - slack and unserved[1] >= unserved[2] - slack
 
 
 def test_a_scale_down_drain_can_cost_serving_time_that_a_smaller_pool_never_pays() -> None:

@@ -64,26 +64,26 @@ def test_namespaces_enforce_their_pod_security_level(rec: Recording) -> None:
     assert levels == POD_SECURITY[rec.stack]
 
 
-def test_dcgm_exporter_refreshes_every_10s_behind_one_service_monitor(rec: Recording) -> None:
-    """README: the exporter refreshes every 10 s instead of 30 s; one 15 s ServiceMonitor with honorLabels."""
+def test_dcgm_exporter_refreshes_every_5s_behind_one_service_monitor(rec: Recording) -> None:
+    """docs/design.md: the exporter refreshes every 5 s instead of 30 s; one 5 s ServiceMonitor with honorLabels."""
     dcgm = rec.get("gpu-operator-release").inputs["values"]["dcgmExporter"]
     assert dcgm["enabled"] is True
-    assert dcgm["env"] == [{"name": "DCGM_EXPORTER_INTERVAL", "value": "10000"}]
+    assert dcgm["env"] == [{"name": "DCGM_EXPORTER_INTERVAL", "value": "5000"}]
     assert dcgm["serviceMonitor"] == {
-        "enabled": True, "honorLabels": True, "interval": "15s", "scrapeTimeout": "10s", "additionalLabels": {},
+        "enabled": True, "honorLabels": True, "interval": "5s", "scrapeTimeout": "4s", "additionalLabels": {},
         "relabelings": [
             {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"},
         ],
     }
 
 
-def test_the_query_counts_each_gpu_once_clamped_over_one_minute(rec: Recording) -> None:
-    """README: `max by (UUID)`, `clamp(…, 0, 100)`, a 1 min window (four 15 s scrapes)."""
+def test_the_query_counts_each_gpu_once_clamped_over_half_a_minute(rec: Recording) -> None:
+    """README: `max by (UUID)`, `clamp(…, 0, 100)`, a 25 s window (five 5 s scrapes)."""
     for name, workload in rec.outputs["workloads"].items():
         ns = workload["namespace"]
         expected = (
             f'sum(max by (UUID) (clamp(avg_over_time(DCGM_FI_DEV_GPU_UTIL{{namespace="{ns}",'
-            f'pod=~"{name}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"}}[1m]), 0, 100)))'
+            f'pod=~"{name}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"}}[25s]), 0, 100)))'
         )
         assert spec_of(rec, name, "scaledobject")["triggers"][0]["metadata"]["query"] == expected
 

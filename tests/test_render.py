@@ -172,7 +172,7 @@ def test_the_dcgm_refresh_reaches_the_exporter(recordings: dict[str, Recording])
     (ds,) = [o for o in stack.operands if o["kind"] == "DaemonSet"]
     (exporter,) = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "nvidia-dcgm-exporter"]
     env = {e["name"]: e.get("value") for e in exporter["env"]}
-    assert env["DCGM_EXPORTER_INTERVAL"] == "10000" == str(dcgm.EXPORTER_COLLECT_INTERVAL_MS)
+    assert env["DCGM_EXPORTER_INTERVAL"] == "5000" == str(dcgm.EXPORTER_COLLECT_INTERVAL_MS)
     rec = with_values(recordings["dev"], "gpu-operator-release", lambda v: v["dcgmExporter"].pop("env"))
     assert any("DCGM_EXPORTER_INTERVAL=None" in f.detail for f in findings(rec, "dcgm"))
 
