@@ -153,8 +153,7 @@ class Recorder:
 
     def gpu_nodes(self) -> dict[str, int]:
         """Node -> GPUs the scheduler may use, for the pool's nodes that have them."""
-        with self._cond:
-            return {n["metadata"]["name"]: g for n in self.pool_nodes() if (g := usable_gpus(n)) > 0}
+        return {name: gpus for name, gpus in self.exporter_nodes().items() if gpus > 0}
 
     def exporter_nodes(self) -> dict[str, int]:
         """Every node of the pool, from when it registers, -> the GPUs the scheduler may use there (0 until
